@@ -1,0 +1,37 @@
+"""The ``csro`` command. Subcommands are thin: logic lives in the library modules.
+
+Each command module registers itself on the shared ``app`` when imported.
+"""
+
+import sys
+
+from csro.cli._app import app, state
+from csro.errors import CsroError
+
+# Command modules: importing them registers their commands on ``app``.
+from csro.cli import evaluate as _evaluate  # noqa: F401,E402
+from csro.cli import solve as _solve  # noqa: F401,E402
+from csro.cli import psro_exact as _psro_exact  # noqa: F401,E402
+
+
+def main() -> None:
+    """Entry point: run the app; a CsroError is one line on stderr and exit code 2."""
+    try:
+        app(standalone_mode=False)
+    except CsroError as exc:
+        if state["debug"]:
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    except SystemExit:
+        raise
+    except Exception as exc:  # click usage errors are handled below
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            sys.exit(2)
+        if isinstance(exc, click.exceptions.Abort):
+            print("aborted", file=sys.stderr)
+            sys.exit(130)
+        raise

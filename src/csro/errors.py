@@ -1,0 +1,32 @@
+"""The one exception hierarchy of csro.
+
+    CsroError                 base; the CLI prints its message on one line and exits 2
+    ├── ConfigError           a bad configuration value, flag or option
+    ├── GameError             an unknown game string, game name or built-in policy
+    ├── PolicyError           a policy file that is missing or cannot be read
+    └── SandboxError          the sandbox itself cannot run (not a policy's fault)
+
+A misbehaving *policy* never raises out of an evaluation: it forfeits the match and the
+reason is recorded (see ``csro.policies.Forfeit``). These exceptions are for problems of
+the user's input or of the machine.
+"""
+
+
+class CsroError(Exception):
+    """Base class of every error csro raises on purpose."""
+
+
+class ConfigError(CsroError):
+    """A configuration value, command-line flag or option is invalid."""
+
+
+class GameError(CsroError):
+    """A game string, game name or built-in policy name is unknown or invalid."""
+
+
+class PolicyError(CsroError):
+    """A policy reference (file path or ``builtin:NAME``) cannot be resolved."""
+
+
+class SandboxError(CsroError):
+    """The sandbox cannot start workers on this machine."""

@@ -1,0 +1,73 @@
+"""Plain value types shared by the sandbox, the match runner and the payoff table."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import Any
+
+
+class Reason(str, enum.Enum):
+    """Why a policy forfeited a match. The string values are what the store and JSON show."""
+
+    COMPILE_ERROR = "compile_error"  # source does not compile or lacks the policy class
+    TIMEOUT = "timeout"  # wall-clock limit per call or per match exceeded
+    CPU_LIMIT = "cpu_limit"  # the worker's CPU-time rlimit was exceeded
+    MEMORY = "memory"  # the memory limit was hit (MemoryError or killed)
+    CRASH = "crash"  # the worker process died (signal, sys.exit, os._exit, ...)
+    EXCEPTION = "exception"  # a policy method raised
+    ILLEGAL_ACTION = "illegal_action"  # a string that is not a legal action
+    MALFORMED = "malformed"  # a reply of the wrong type/size, or a broken frame
+    FORBIDDEN = "forbidden"  # tried a forbidden operation (files, network, processes, ...)
+
+
+@dataclasses.dataclass(frozen=True)
+class Forfeit:
+    """A failed call: the reason and a short, bounded detail (an error excerpt)."""
+
+    reason: Reason
+    detail: str = ""
+
+    def __post_init__(self) -> None:
+        if len(self.detail) > 2000:
+            object.__setattr__(self, "detail", self.detail[:2000] + "…")
+
+
+@dataclasses.dataclass(frozen=True)
+class SandboxLimits:
+    """Resource limits of one sandboxed policy worker.
+
+    Attributes:
+      memory_mb: address-space rlimit of the worker process.
+      cpu_seconds: CPU-time rlimit over the worker's whole life.
+      start_seconds: wall-clock limit for starting and compiling the policy.
+      call_seconds: wall-clock limit for one batched round trip.
+      match_seconds: wall-clock limit summed over one match's round trips (runner-enforced).
+      output_bytes: stdout/stderr bytes kept per worker (the rest is discarded).
+      max_frame_bytes: the largest reply frame accepted from a worker.
+    """
+
+    memory_mb: int = 1024
+    cpu_seconds: int = 120
+    start_seconds: float = 20.0
+    call_seconds: float = 5.0
+    match_seconds: float = 60.0
+    output_bytes: int = 64_000
+    max_frame_bytes: int = 4_000_000
+
+
+@dataclasses.dataclass(frozen=True)
+class Call:
+    """One method call on one policy instance inside a worker.
+
+    ``instance`` is the runner's id for one seat of one match (the worker keeps one
+    policy object per id, created by ``method="__init__"`` and dropped by
+    ``method="__del__"``). ``args`` are plain data.
+    """
+
+    instance: int
+    method: str
+    args: tuple = ()
+
+
+Result = Any  # a plain-data reply, or a Forfeit
