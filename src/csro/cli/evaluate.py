@@ -1,3 +1,133 @@
-"""CLI commands (being written)."""
+"""``csro games``, ``csro eval``, ``csro exploit`` and ``csro play``."""
 
-from csro.cli._app import app  # noqa: F401
+from __future__ import annotations
+
+import json
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from csro.cli._app import app
+from csro.cli._progress import progress_bar
+from csro.errors import ConfigError
+from csro.evaluation import evaluate as run_evaluation
+from csro.evaluation import exact_exploitability, resolve, unique_names
+from csro.evaluation.trace import play_traced
+from csro.games import list_games, load_game
+
+console = Console()
+
+
+@app.command("games")
+def games_cmd(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """List the built-in game names with short descriptions (any OpenSpiel game string works too)."""
+    games = list_games()
+    if json_out:
+        print(json.dumps([{"name": n, "description": d} for n, d in games]))
+        return
+    table = Table("game", "description", title="games (any OpenSpiel game string is accepted too)")
+    for name, description in games:
+        table.add_row(name, description)
+    console.print(table)
+
+
+@app.command("eval")
+def eval_cmd(
+    game: str = typer.Option(..., "--game", "-g", help="rrps, leduc, or an OpenSpiel game string."),
+    policy: List[str] = typer.Option(..., "--policy", "-p", help="A policy file or builtin:NAME (repeatable)."),
+    opponents: Optional[str] = typer.Option(None, "--opponents", help="Comma-separated opponents (default: the game's population)."),
+    matches: int = typer.Option(10, "--matches", "-n", help="Matches per (policy, opponent) cell."),
+    seed: int = typer.Option(0, "--seed", help="Run seed; the same seed gives the same returns."),
+    processes: Optional[int] = typer.Option(None, "--processes", help="Runner processes (default: the cores)."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+) -> None:
+    """Evaluate policies against a population: PopReturn, PopExpl, AggScore with 95% CIs."""
+    g = load_game(game)
+    if matches < 1:
+        raise ConfigError(f"--matches must be at least 1, got {matches}")
+    specs = unique_names([resolve(p, g) for p in policy])
+    opponent_refs = [o.strip() for o in opponents.split(",") if o.strip()] if opponents else g.population()
+    opponent_specs = unique_names([resolve(o, g) for o in opponent_refs])
+    with progress_bar(f"{g.name}: matches") as update:
+        result = run_evaluation(g, specs, opponent_specs, matches=matches, seed=seed, processes=processes,
+                                progress=update)
+    entries = []
+    for spec, score in zip(specs, result.scores):
+        entry = score.to_dict()
+        entry["forfeits"] = dict(result.table.forfeits(spec.name))
+        entry["forfeit_examples"] = result.forfeit_details(spec.name, limit=3)
+        entries.append(entry)
+    if json_out:
+        print(json.dumps({"game": g.name, "matches_per_cell": matches, "seed": seed,
+                          "opponents": [o.name for o in opponent_specs], "results": entries}))
+        return
+    table = Table("policy", "PopReturn", "PopExpl", "AggScore", "worst opponent", "matches", "forfeits",
+                  title=f"{g.name}: {len(opponent_specs)} opponents × {matches} matches (±95% CI)")
+    for e in entries:
+        ci = e["ci95"]
+        forfeits = ", ".join(f"{k}: {v}" for k, v in e["forfeits"].items()) or "-"
+        table.add_row(e["policy"], f"{e['pop_return']:.2f} ± {ci['pop_return']:.2f}",
+                      f"{e['pop_expl']:.2f} ± {ci['pop_expl']:.2f}", f"{e['agg_score']:.2f} ± {ci['agg_score']:.2f}",
+                      e["worst_opponent"], str(e["matches"]), forfeits)
+    console.print(table)
+    console.print("[dim]PopExpl is a max over noisy means: biased upward with few matches per cell.[/dim]")
+    for e in entries:
+        for ex in e["forfeit_examples"]:
+            console.print(f"[yellow]{e['policy']}[/yellow] forfeited vs {', '.join(ex['opponents'])}: "
+                          f"{ex['reason']}: {ex['detail'].splitlines()[-1] if ex['detail'] else ''}")
+
+
+@app.command("exploit")
+def exploit_cmd(
+    game: str = typer.Option(..., "--game", "-g", help="A small sequential OpenSpiel game (kuhn_poker, leduc_poker, ...)."),
+    policy: List[str] = typer.Option(..., "--policy", "-p", help="Policy file or builtin:NAME; repeat for a mixture."),
+    sigma: Optional[str] = typer.Option(None, "--sigma", help="Comma-separated mixture weights (default uniform)."),
+    samples: int = typer.Option(8, "--samples", help="Queries per information state for stochastic policies."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+) -> None:
+    """Exact NashConv and exploitability of a code policy or mixture (OpenSpiel conventions)."""
+    g = load_game(game)
+    specs = [resolve(p, g) for p in policy]
+    weights = None
+    if sigma is not None:
+        try:
+            weights = [float(x) for x in sigma.split(",")]
+        except ValueError as exc:
+            raise ConfigError(f"--sigma must be comma-separated numbers, got {sigma!r}") from exc
+        if len(weights) != len(specs):
+            raise ConfigError(f"--sigma has {len(weights)} weights for {len(specs)} policies")
+    if samples < 1:
+        raise ConfigError(f"--samples must be at least 1, got {samples}")
+    result = exact_exploitability(g, specs, weights, samples=samples)
+    if json_out:
+        print(json.dumps(result.to_dict()))
+        return
+    console.print(f"{g.name}: NashConv [bold]{result.nash_conv:.6f}[/bold], exploitability "
+                  f"{result.exploitability:.6f} over {result.infostates} information states"
+                  + ("" if result.exact else f" (estimated from {result.samples} samples per state)"))
+
+
+@app.command("play")
+def play_cmd(
+    game: str = typer.Option(..., "--game", "-g", help="rrps, leduc, or an OpenSpiel game string."),
+    policies: List[str] = typer.Argument(..., help="One policy per seat: file paths or builtin:NAME."),
+    seed: int = typer.Option(0, "--seed", help="Match seed."),
+    max_lines: int = typer.Option(60, "--max-lines", help="Trace lines to show (0 = all)."),
+) -> None:
+    """Play one match and print a readable trace."""
+    g = load_game(game)
+    if len(policies) != g.num_players:
+        raise ConfigError(f"{g.name} needs {g.num_players} policies, got {len(policies)}")
+    specs = unique_names([resolve(p, g) for p in policies])
+    trace = play_traced(g, specs, seed)
+    lines = trace.lines if max_lines == 0 or len(trace.lines) <= max_lines else (
+        trace.lines[: max_lines // 2] + [f"... {len(trace.lines) - max_lines} more lines ..."] + trace.lines[-max_lines // 2:])
+    for line in lines:
+        console.print(line, highlight=False, markup=False)
+    for spec, ret in zip(specs, trace.result.returns):
+        console.print(f"{spec.name}: {ret:+g}", highlight=False)
+    if trace.result.forfeit:
+        seat, reason, detail = trace.result.forfeit
+        console.print(f"[red]{specs[seat].name} forfeited: {reason}[/red] {detail}")

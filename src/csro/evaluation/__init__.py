@@ -1,0 +1,15 @@
+"""Match evaluation: the runner, the payoff table, population metrics, exact exploitability."""
+
+from csro.evaluation.evaluate import Evaluation, evaluate, unique_names
+from csro.evaluation.exploitability import ExploitabilityError, ExploitabilityResult, exact_exploitability
+from csro.evaluation.metrics import PopulationScore, population_score
+from csro.evaluation.payoff_table import Cell, Mixture, PayoffTable
+from csro.evaluation.policy_ref import PolicySpec, code_policy, resolve
+from csro.evaluation.runner import MatchResult, derive_seed, plan_chunks, play_chunk, record, run_chunks
+
+__all__ = [
+    "Cell", "Evaluation", "ExploitabilityError", "ExploitabilityResult", "MatchResult", "Mixture",
+    "PayoffTable", "PolicySpec", "PopulationScore", "code_policy", "derive_seed", "evaluate",
+    "exact_exploitability", "play_chunk", "plan_chunks", "population_score", "record", "resolve",
+    "run_chunks", "unique_names",
+]

@@ -1,0 +1,79 @@
+"""Evaluate policies against an opponent population: the payoff table and the metrics.
+
+This is the entry point the CLI and the CSRO loop use; it plans chunks, runs them with the
+match runner and scores every policy with the population metrics.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Sequence
+
+from csro.errors import ConfigError
+from csro.evaluation.metrics import PopulationScore, population_score
+from csro.evaluation.payoff_table import PayoffTable
+from csro.evaluation.policy_ref import PolicySpec
+from csro.evaluation.runner import MatchResult, ProgressFn, plan_chunks, record, run_chunks
+from csro.games import CodeGame
+from csro.policies import SandboxLimits
+
+
+@dataclasses.dataclass
+class Evaluation:
+    """A finished evaluation: the table, every match result, and one score per policy."""
+
+    table: PayoffTable
+    results: list[MatchResult]
+    scores: list[PopulationScore]
+
+    def forfeit_details(self, policy: str, limit: int = 5) -> list[dict]:
+        """Up to ``limit`` recorded forfeits of ``policy`` with their reasons and details."""
+        out = []
+        for res in self.results:
+            if res.forfeit and res.policies[res.forfeit[0]] == policy:
+                seat, reason, detail = res.forfeit
+                out.append({"opponents": [p for i, p in enumerate(res.policies) if i != seat],
+                            "reason": reason, "detail": detail})
+                if len(out) >= limit:
+                    break
+        return out
+
+
+def unique_names(specs: Sequence[PolicySpec]) -> list[PolicySpec]:
+    """The specs with names made unique (``name``, ``name#2``, ...), order kept."""
+    seen: dict[str, int] = {}
+    out = []
+    for spec in specs:
+        n = seen.get(spec.name, 0) + 1
+        seen[spec.name] = n
+        out.append(spec if n == 1 else dataclasses.replace(spec, name=f"{spec.name}#{n}"))
+    return out
+
+
+def evaluate(game: CodeGame, policies: Sequence[PolicySpec], opponents: Sequence[PolicySpec], *,
+             matches: int = 10, seed: int = 0, limits: SandboxLimits = SandboxLimits(),
+             processes: int | None = None, progress: ProgressFn | None = None) -> Evaluation:
+    """Play ``matches`` matches of every policy against every opponent and score them.
+
+    A policy that is also in the opponent list is matched against itself too (the
+    published RRPS bot table includes self-play). Policy and opponent names must be unique
+    within each list; a policy and an opponent with the same name are the same policy.
+    """
+    if matches < 1:
+        raise ConfigError(f"matches must be at least 1, got {matches}")
+    if not policies:
+        raise ConfigError("no policy to evaluate")
+    if not opponents:
+        raise ConfigError(f"game {game.name!r} has an empty evaluation population; pass opponents")
+    for label, specs in (("policy", policies), ("opponent", opponents)):
+        names = [s.name for s in specs]
+        if len(set(names)) != len(names):
+            raise ConfigError(f"duplicate {label} names: {names}")
+    pairs = [(p, o) for p in policies for o in opponents]
+    chunks = plan_chunks(game.name, game.num_players, pairs, matches, seed, limits)
+    results = run_chunks(chunks, processes=processes, progress=progress)
+    table = PayoffTable()
+    record(table, results)
+    population = [o.name for o in opponents]
+    scores = [population_score(table, p.name, population) for p in policies]
+    return Evaluation(table, results, scores)
