@@ -1,0 +1,93 @@
+"""OpenSpiel games as code policies see them (rules text, policy API, matches, built-ins).
+
+``load_game(name)`` gives a ``CodeGame``: ``rrps`` and ``leduc`` are the two games of the
+CSRO paper (Hennes et al., arXiv 2603.10098) with its policy APIs; any other name is an
+OpenSpiel game string played through the generic ``Agent`` API (``games.generic``).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import pyspiel
+
+from csro.errors import GameError
+from csro.games._base import (
+    BuiltinInstance,
+    BuiltinPolicy,
+    CodeGame,
+    IllegalAction,
+    Match,
+    Request,
+    forfeit_returns,
+)
+from csro.games._common import builtin as get_builtin
+from csro.games._common import quiet_stderr
+
+__all__ = [
+    "BuiltinInstance",
+    "BuiltinPolicy",
+    "CodeGame",
+    "IllegalAction",
+    "Match",
+    "Request",
+    "forfeit_returns",
+    "get_builtin",
+    "list_games",
+    "load_game",
+]
+
+_EXAMPLES = [
+    ("rrps", "Repeated Rock-Paper-Scissors, 1000 throws; population: the 43 RoShamBo bots"),
+    ("leduc", "Repeated Leduc hold'em, 100 hands, seats permuted per hand; population: "
+              "CFR+, AlwaysCall, AlwaysFold"),
+    ("kuhn_poker", "Kuhn poker, 2 players, one hand (generic Agent API)"),
+    ("leduc_poker", "Leduc hold'em, one hand (generic Agent API)"),
+    ("goofspiel(num_cards=4,imp_info=True,points_order=descending)",
+     "Goofspiel with 4 cards, simultaneous hidden bids (generic Agent API)"),
+    ("liars_dice", "Liar's dice, 2 players, one die each (generic Agent API)"),
+    ("kuhn_poker(players=3)", "Kuhn poker, 3 players (generic Agent API)"),
+]
+
+
+def list_games() -> list[tuple[str, str]]:
+    """(name, description) of the paper's games and a few generic OpenSpiel examples.
+
+    Any other OpenSpiel game string works too (``pyspiel.registered_names()``).
+    """
+    return list(_EXAMPLES)
+
+
+@functools.cache
+def load_game(name: str) -> CodeGame:
+    """The ``CodeGame`` called ``name`` (cached per name).
+
+    ``rrps`` and ``leduc`` are the paper's games; anything else is passed to
+    ``pyspiel.load_game``. Raises GameError for an unknown or invalid game string.
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise GameError(f"invalid game name {name!r}; try 'rrps', 'leduc' or an OpenSpiel game string")
+    name = name.strip()
+    if name == "rrps":
+        from csro.games.rrps import RRPSGame
+
+        return RRPSGame()
+    if name == "leduc":
+        from csro.games.leduc import LeducGame
+
+        return LeducGame()
+    from csro.games.generic import GenericGame
+
+    short = re.match(r"[^(]*", name).group(0).strip()
+    if short not in pyspiel.registered_names():
+        raise GameError(
+            f"unknown game {name!r}; csro games: rrps, leduc; OpenSpiel games: "
+            + ", ".join(sorted(pyspiel.registered_names()))
+        )
+    try:
+        with quiet_stderr():
+            os_game = pyspiel.load_game(name)
+    except pyspiel.SpielError as exc:
+        raise GameError(f"cannot load OpenSpiel game {name!r}: {exc}") from None
+    return GenericGame(name, os_game)

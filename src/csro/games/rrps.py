@@ -1,0 +1,277 @@
+"""Repeated Rock-Paper-Scissors (RRPS) as code policies see it.
+
+The game of the CSRO paper (Hennes, Li, Schultz, Lanctot, "Code-Space Response Oracles",
+arXiv 2603.10098): 1000 simultaneous throws of rock-paper-scissors, scored +1/0/-1 per
+throw and summed over the match. The engine is OpenSpiel's
+``repeated_game(stage_game=matrix_rps(),num_repetitions=1000,recall=1)``; we never
+re-implement the payoffs, we only apply joint actions to its state.
+
+Policy API (the paper's): ``class Agent`` with ``act(observation) -> str`` returning
+``'ROCK' | 'PAPER' | 'SCISSORS'``; the observation is the previous throw,
+``{'my_action': ..., 'opponent_action': ...}``, both ``None`` at the first throw. Every
+round of a match has one ``act`` request per seat.
+
+Evaluation population: the 43 bots of the RoShamBo programming competitions
+(Billings 1999, plus Greenberg of 2000) that ship inside the OpenSpiel wheel, driven
+the way OpenSpiel's own ``roshambo_population_example.py`` drives them: a fresh
+``pyspiel.make_roshambo_bot(player_id, name, num_throws)`` per match and exactly one
+``bot.step(state)`` per throw, on the state *before* the throw is applied (the bot reads
+the previous joint action from ``state.history()``; it needs no ``inform_action``).
+
+Our interpretations (the paper is silent):
+  * The RoShamBo bots draw their randomness from the C library's process-global
+    ``random()``. A bot instance re-seeds it (``srandom``) from its instance seed, so a
+    match played alone is reproducible; when many matches run interleaved in one
+    process, results are reproducible as long as the runner's call order is.
+  * Observation dicts and requests are precomputed per previous joint action and shared
+    between rounds and matches: treat ``Request.args`` as read-only. (RRPS is the hot
+    path: ~43 opponents x 1000 throws per evaluation.)
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+from typing import Any, Sequence
+
+import pyspiel
+
+from csro.games._base import (
+    BuiltinInstance,
+    BuiltinPolicy,
+    CodeGame,
+    IllegalAction,
+    Match,
+    Request,
+    forfeit_returns,
+)
+from csro.games._common import UniformRandom
+
+ACTIONS: tuple[str, ...] = ("ROCK", "PAPER", "SCISSORS")
+_INDEX = {name: i for i, name in enumerate(ACTIONS)}
+
+
+def game_string(num_throws: int = 1000) -> str:
+    return f"repeated_game(stage_game=matrix_rps(),num_repetitions={num_throws},recall=1)"
+
+
+def _requests_after(last: tuple[int, int] | None) -> tuple[Request, Request]:
+    """The two ``act`` requests of a round, given the previous joint action (or None)."""
+    if last is None:
+        obs = [{"my_action": None, "opponent_action": None} for _ in range(2)]
+    else:
+        mine, theirs = ACTIONS[last[0]], ACTIONS[last[1]]
+        obs = [
+            {"my_action": mine, "opponent_action": theirs},
+            {"my_action": theirs, "opponent_action": mine},
+        ]
+    return (
+        Request(0, "act", (obs[0],), ACTIONS),
+        Request(1, "act", (obs[1],), ACTIONS),
+    )
+
+
+_FIRST = _requests_after(None)
+# _AFTER[3 * a0 + a1]: the requests following joint action (a0, a1).
+_AFTER = tuple(_requests_after((a0, a1)) for a0 in range(3) for a1 in range(3))
+
+
+class RRPSMatch(Match):
+    """One match: ``num_throws`` rounds, each with two ``act`` requests."""
+
+    __slots__ = ("state", "seed", "_requests", "_throws", "_num_throws", "_forfeit", "_over")
+
+    def __init__(self, game: pyspiel.Game, num_throws: int, seed: int):
+        self.state = game.new_initial_state()
+        self.seed = seed
+        self._requests = _FIRST
+        self._throws = 0
+        self._num_throws = num_throws
+        self._forfeit: list[float] | None = None
+        self._over = False
+
+    def pending(self) -> list[Request]:
+        if self._over:
+            return []
+        return list(self._requests)
+
+    def answer(self, replies: Sequence[Any]) -> None:
+        if self._over:
+            raise RuntimeError("answer() on a finished match")
+        r0, r1 = replies
+        try:
+            a0 = _INDEX[r0]
+        except (KeyError, TypeError):
+            raise IllegalAction(0, r0, ACTIONS) from None
+        try:
+            a1 = _INDEX[r1]
+        except (KeyError, TypeError):
+            raise IllegalAction(1, r1, ACTIONS) from None
+        self.state.apply_actions([a0, a1])
+        self._requests = _AFTER[3 * a0 + a1]
+        self._throws += 1
+        if self._throws == self._num_throws:
+            self._over = True
+
+    def returns(self) -> list[float]:
+        if self._forfeit is not None:
+            return list(self._forfeit)
+        return self.state.returns()
+
+    def forfeit(self, seat: int) -> None:
+        self._forfeit = forfeit_returns(2, seat, -float(self._num_throws))
+        self._over = True
+
+    @property
+    def over(self) -> bool:
+        return self._over
+
+    @property
+    def throws(self) -> int:
+        """Throws played so far."""
+        return self._throws
+
+
+_libc = None
+
+
+def _seed_c_random(seed: int) -> None:
+    """Seed the C library's ``random()``, which the RoShamBo bots use."""
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(None)
+    _libc.srandom(ctypes.c_uint(seed & 0xFFFFFFFF))
+
+
+class _RoshamboInstance(BuiltinInstance):
+    __slots__ = ("_bot",)
+
+    def __init__(self, bot: pyspiel.Bot):
+        self._bot = bot
+
+    def respond(self, request: Request, match: Match) -> Any:
+        # One step per throw, on the state before the throw (the bot syncs its own
+        # history from state.history()).
+        return ACTIONS[self._bot.step(match.state)]
+
+
+class RoshamboBot(BuiltinPolicy):
+    """A RoShamBo competition bot shipped with OpenSpiel (``builtin:<name>``)."""
+
+    def __init__(self, name: str, num_throws: int):
+        self.name = name
+        self.description = f"RoShamBo competition bot {name!r} (OpenSpiel)"
+        self._num_throws = num_throws
+
+    def instance(self, seat: int, seed: int) -> BuiltinInstance:
+        _seed_c_random(seed)
+        return _RoshamboInstance(pyspiel.make_roshambo_bot(seat, self.name, self._num_throws))
+
+
+RULES_TEXT = """\
+Repeated Rock-Paper-Scissors (RRPS), {n} throws per match, two players.
+
+Each throw, both players choose ROCK, PAPER or SCISSORS at the same time, without seeing
+the other's choice. ROCK beats SCISSORS, SCISSORS beats PAPER, PAPER beats ROCK. The
+winner of a throw scores +1 and the loser -1; equal choices score 0 for both. After each
+throw both players see what the other threw. Your match return is the sum over all {n}
+throws, between -{n} and +{n}.
+
+The single throw has no winning move: uniform random play guarantees an expected 0 and
+cannot be exploited, but also exploits nobody. The points are won by predicting the
+opponent: your opponents are programs (among them the 43 bots of the international
+RoShamBo programming competitions) that may be fixed, biased, cyclic, or adaptive
+pattern-matchers that model *your* history and exploit predictable play. Your objective
+is the largest total return against such opponents: find and exploit their
+regularities while staying hard to predict yourself. The same policy object plays one
+whole match, so it can keep any state it likes between throws.
+"""
+
+API_SPEC = '''\
+class Agent:
+    """A Repeated Rock-Paper-Scissors policy. One instance plays one whole match.
+
+    The runner creates the object with no arguments, then calls ``act`` once per throw
+    ({n} times). Keep whatever state you need on ``self``. Only the Python standard
+    library (and numpy, if available) may be imported.
+    """
+
+    def __init__(self):
+        ...
+
+    def act(self, observation: dict) -> str:
+        """Choose this throw.
+
+        Args:
+          observation: the previous throw, from your point of view:
+            {{'my_action': 'ROCK' | 'PAPER' | 'SCISSORS' | None,
+              'opponent_action': 'ROCK' | 'PAPER' | 'SCISSORS' | None}}
+            Both values are None at the first throw of the match.
+
+        Returns:
+          'ROCK', 'PAPER' or 'SCISSORS' (exactly these strings). Anything else, an
+          exception, or a timeout forfeits the match.
+        """
+'''
+
+EXAMPLE_POLICY = '''\
+import random
+
+
+class Agent:
+    """Counters the opponent's most frequent throw so far (random until it has data)."""
+
+    BEATS = {"ROCK": "PAPER", "PAPER": "SCISSORS", "SCISSORS": "ROCK"}
+
+    def __init__(self):
+        self.counts = {"ROCK": 0, "PAPER": 0, "SCISSORS": 0}
+        self.rng = random.Random(0)
+
+    def act(self, observation: dict) -> str:
+        last = observation["opponent_action"]
+        if last is not None:
+            self.counts[last] += 1
+        if sum(self.counts.values()) == 0:
+            return self.rng.choice(["ROCK", "PAPER", "SCISSORS"])
+        predicted = max(self.counts, key=self.counts.get)
+        return self.BEATS[predicted]
+'''
+
+
+class RRPSGame(CodeGame):
+    """Repeated RPS with the RoShamBo bot population (``rrps``)."""
+
+    policy_class = "Agent"
+    num_players = 2
+
+    def __init__(self, num_throws: int = 1000):
+        self.num_throws = num_throws
+        self.name = "rrps" if num_throws == 1000 else f"rrps(num_throws={num_throws})"
+        self.description = (
+            f"Repeated Rock-Paper-Scissors, {num_throws} throws; population: the 43 RoShamBo bots"
+        )
+        self.openspiel_game = pyspiel.load_game(game_string(num_throws))
+        self.return_range = (-float(num_throws), float(num_throws))
+        self.rules_text = RULES_TEXT.format(n=num_throws)
+        self.api_spec = API_SPEC.format(n=num_throws)
+        self.example_policy = EXAMPLE_POLICY
+
+    def new_match(self, seed: int) -> RRPSMatch:
+        return RRPSMatch(self.openspiel_game, self.num_throws, seed)
+
+    @functools.cache
+    def builtins(self) -> dict[str, BuiltinPolicy]:
+        table: dict[str, BuiltinPolicy] = {
+            name: RoshamboBot(name, self.num_throws) for name in bot_names()
+        }
+        table["random"] = UniformRandom()
+        return table
+
+    def population(self) -> list[str]:
+        return [f"builtin:{name}" for name in bot_names()]
+
+
+@functools.cache
+def bot_names() -> tuple[str, ...]:
+    """The 43 RoShamBo bot names, sorted (OpenSpiel's order)."""
+    return tuple(sorted(pyspiel.roshambo_bot_names()))

@@ -1,0 +1,139 @@
+"""RRPS: the paper's Agent API on OpenSpiel's repeated_game, and the RoShamBo population."""
+
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+import pyspiel
+import pytest
+
+from csro.games import IllegalAction, load_game
+from csro.games.rrps import ACTIONS, RRPSGame
+
+EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples" / "policies"
+
+
+@pytest.fixture(scope="module")
+def game():
+    return load_game("rrps")
+
+
+def test_attributes(game):
+    assert game.name == "rrps"
+    assert game.num_players == 2
+    assert game.policy_class == "Agent"
+    assert game.return_range == (-1000.0, 1000.0)
+    assert game.openspiel_game.get_type().short_name == "repeated_game"
+    assert "ROCK" in game.rules_text and "1000" in game.rules_text
+    assert "def act(self, observation: dict) -> str" in game.api_spec
+    names = sorted(pyspiel.roshambo_bot_names())
+    assert len(names) == 43
+    assert game.population() == [f"builtin:{n}" for n in names]
+    assert set(game.builtins()) == set(names) | {"random"}
+
+
+def test_first_round_and_observations(game):
+    match = game.new_match(0)
+    r0, r1 = match.pending()
+    assert (r0.seat, r0.method, r0.legal) == (0, "act", ACTIONS)
+    assert (r1.seat, r1.method, r1.legal) == (1, "act", ACTIONS)
+    assert r0.args == ({"my_action": None, "opponent_action": None},)
+    assert r1.args == ({"my_action": None, "opponent_action": None},)
+    match.answer(["ROCK", "SCISSORS"])
+    r0, r1 = match.pending()
+    assert r0.args[0] == {"my_action": "ROCK", "opponent_action": "SCISSORS"}
+    assert r1.args[0] == {"my_action": "SCISSORS", "opponent_action": "ROCK"}
+    assert match.state.history() == [0, 2]
+    assert match.state.returns() == [1.0, -1.0]
+
+
+@pytest.mark.parametrize("bad", ["rock", "LIZARD", "", "ROCK ", None, 0])
+def test_illegal_reply_leaves_state_unchanged(game, bad):
+    match = game.new_match(0)
+    match.answer(["PAPER", "PAPER"])
+    before = (match.state.history(), match.pending())
+    with pytest.raises(IllegalAction) as info:
+        match.answer(["ROCK", bad])
+    assert info.value.seat == 1 and info.value.reply == bad
+    assert info.value.legal == ACTIONS
+    assert (match.state.history(), match.pending()) == before
+    with pytest.raises(IllegalAction) as info:
+        match.answer([bad, "ROCK"])
+    assert info.value.seat == 0
+    assert (match.state.history(), match.pending()) == before
+
+
+def test_full_match_fixed_throws(game, play, scripted):
+    rock = scripted(lambda r: "ROCK")
+    paper = scripted(lambda r: "PAPER")
+    assert play(game, [rock, paper], 0) == [-1000.0, 1000.0]
+    assert len(rock.calls) == 1000
+    assert rock.calls[-1].args[0] == {"my_action": "ROCK", "opponent_action": "PAPER"}
+
+
+def test_forfeit(game):
+    match = game.new_match(0)
+    match.answer(["ROCK", "PAPER"])
+    match.forfeit(1)
+    assert match.over and match.pending() == []
+    assert match.returns() == [1000.0, -1000.0]
+
+
+def test_seeded_and_zero_sum(game, play):
+    a = play(game, ["random", "randbot"], 5)
+    assert a == play(game, ["random", "randbot"], 5)
+    assert sum(a) == 0
+    assert len({tuple(play(game, ["random", "randbot"], s)) for s in range(4)}) > 1
+
+
+def test_bots_are_driven_in_sync(game, play):
+    # Deterministic opponents give near-maximal returns only if the bot sees the true
+    # previous throws (one step per throw, on the pre-throw state). Table: 998.1, 997.2.
+    assert play(game, ["greenberg", "rockbot"], 1)[0] > 990
+    assert play(game, ["greenberg", "freqbot2"], 1)[0] > 990
+    assert play(game, ["rotatebot", "greenberg"], 1)[1] > 990
+
+
+def test_short_matches():
+    game = RRPSGame(num_throws=10)
+    assert game.return_range == (-10.0, 10.0)
+    match = game.new_match(0)
+    rounds = 0
+    bots = [game.builtins()["iocainebot"].instance(s, 1) for s in range(2)]
+    while not match.over:
+        match.answer([bots[r.seat].respond(r, match) for r in match.pending()])
+        rounds += 1
+    assert rounds == 10 and match.state.is_terminal()
+
+
+def test_example_policies_play(game, play, from_source):
+    sources = [game.example_policy, (EXAMPLES / "rrps_frequency.py").read_text()]
+    for source in sources:
+        agent = from_source(source, game.policy_class)
+        returns = play(game, [agent, "rockbot"], 0)
+        assert returns[0] > 900  # counters the most frequent throw
+
+
+
+def _population_return(game, play, bot, matches_per_cell):
+    names = [ref.split(":", 1)[1] for ref in game.population()]
+    cells = [
+        np.mean([play(game, [bot, opp], 1000 * k + i)[0] for k in range(matches_per_cell)])
+        for i, opp in enumerate(names)
+    ]
+    return float(np.mean(cells))
+
+
+@pytest.mark.slow
+def test_greenberg_population_return(game, play):
+    # OpenSpiel's pbe_rrps bot table (1000 matches a cell): greenberg PopReturn 288.15.
+    value = _population_return(game, play, "greenberg", 10)
+    assert abs(value - 288.15) < 0.02 * 288.15, value
+
+
+@pytest.mark.slow
+def test_randbot_population_return(game, play):
+    # The table: randbot 0.23. With 10 matches a cell the standard error is ~1.2.
+    value = _population_return(game, play, "randbot", 10)
+    assert abs(value) < 5, value
