@@ -25,13 +25,15 @@ Our interpretations:
     action in that group is written ``"<string> #<action id>"``, deterministic and
     unique; all other strings are OpenSpiel's unchanged.
   * return_range is ``(game.min_utility(), game.max_utility())``.
-  * Mean-field games and one-player games are refused (CSRO needs >= 2 players).
+  * Mean-field games, one-player games and games with unbounded returns are refused
+    (CSRO needs >= 2 players; a forfeit scores the minimum return).
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import math
 import pprint
 from typing import Any, Sequence
 
@@ -226,6 +228,11 @@ class GenericGame(CodeGame):
             and game.information_state_tensor_size() <= MAX_TENSOR
         )
         self.return_range = (float(game.min_utility()), float(game.max_utility()))
+        if not all(math.isfinite(x) for x in self.return_range):
+            raise GameError(
+                f"game {game_string!r} has unbounded returns {self.return_range}; csro needs "
+                "finite bounds (forfeits score the minimum)"
+            )
         self.description = (
             f"{gtype.long_name} (OpenSpiel), {self.num_players} players, "
             f"{'simultaneous' if gtype.dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS else 'turn-based'}"
