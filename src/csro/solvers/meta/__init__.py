@@ -1,0 +1,60 @@
+"""Meta-strategy solvers for PSRO / CSRO empirical games.
+
+One interface: ``solver.solve(payoffs) -> [sigma_0, ..., sigma_{N-1}]``, each sigma
+non-negative and summing to 1. ``payoffs`` is a list of N N-dimensional tensors,
+``payoffs[p][i_0, ..., i_{N-1}]`` = player p's payoff when every player q plays its strategy
+``i_q``; a single 2-D array ``A`` means the two-player zero-sum game ``[A, -A]`` (row player
+gets ``A[i, j]``, column player ``-A[i, j]``).
+
+Solvers, by registry name (``get_meta_solver(name, **options)``, ``META_SOLVERS``):
+
+- ``uniform``   — uniform over the population (PSRO = fictitious play).
+- ``nash``      — HiGHS LP for 2-player constant-sum; Lemke–Howson for 2-player
+  general-sum; projected replicator dynamics (an approximation) for n > 2 players.
+- ``prd``       — projected replicator dynamics, averaged (Lanctot et al. 2017,
+  arXiv 1711.00832); dt 1e-3, gamma 1e-6, 1e5 steps.
+- ``rm``        — regret matching, averaged.
+- ``alpharank`` — α-Rank marginals (Omidshafiei et al. 2019, arXiv 1903.01373) via
+  OpenSpiel's ``egt.alpharank``.
+- ``shor`` / ``shor-eval`` — SHOR-PSRO training (stateful, annealed) and evaluation solvers
+  (Li et al., arXiv 2602.16928).
+- ``pm``        — PM-PSRO, our documented interpretation (see ``_shor.py``).
+
+``symmetric_sigma(U)`` gives the single sigma of a symmetric zero-sum meta-game;
+``meta_nash_conv(payoffs, sigmas)`` measures how far a profile is from Nash.
+"""
+
+from csro.solvers.meta._alpharank import AlphaRankSolver
+from csro.solvers.meta._base import MetaSolver, as_payoff_tensors, meta_nash_conv, values_against
+from csro.solvers.meta._dynamics import PRDSolver, RMSolver
+from csro.solvers.meta._nash import NashSolver, lemke_howson, zero_sum_maximin
+from csro.solvers.meta._registry import (
+    META_SOLVERS,
+    get_meta_solver,
+    meta_solver_options,
+    symmetric_sigma,
+)
+from csro.solvers.meta._shor import PMSolver, ShorEvalSolver, ShorTrainSolver, shor_iterate
+from csro.solvers.meta._uniform import UniformSolver
+
+__all__ = [
+    "META_SOLVERS",
+    "AlphaRankSolver",
+    "MetaSolver",
+    "NashSolver",
+    "PMSolver",
+    "PRDSolver",
+    "RMSolver",
+    "ShorEvalSolver",
+    "ShorTrainSolver",
+    "UniformSolver",
+    "as_payoff_tensors",
+    "get_meta_solver",
+    "lemke_howson",
+    "meta_nash_conv",
+    "meta_solver_options",
+    "shor_iterate",
+    "symmetric_sigma",
+    "values_against",
+    "zero_sum_maximin",
+]
