@@ -1,0 +1,490 @@
+"""PolicyWorker: one untrusted code policy in its own sandboxed process.
+
+What is guaranteed, whatever the policy does:
+  * the main process never runs policy code, never unpickles or evaluates what a worker sends
+    (frames are length-prefixed JSON, capped at ``max_frame_bytes``, checked for shape), and
+    never blocks longer than the wall-clock limit (``start_seconds`` / ``call_seconds``:
+    poll with a deadline, then SIGKILL) nor buffers more than ``output_bytes`` of its output;
+  * a policy's failure becomes a ``Forfeit`` with a ``Reason``: per call (EXCEPTION,
+    MALFORMED return value, FORBIDDEN operation) or for the whole worker (TIMEOUT, CRASH,
+    MEMORY, CPU_LIMIT, a MALFORMED frame), after which every call answers that Forfeit;
+  * the worker has rlimits on memory, CPU time, file size (0) and processes (0: no fork, no
+    threads), an empty environment, an empty read-only working directory (removed on close),
+    and an audit hook that refuses and records forbidden operations (see ``_worker.py``);
+  * no zombies, temp dirs or fds are left behind: ``close()`` (also on ``with`` exit, GC
+    and interpreter exit) kills and reaps the process.
+
+Isolation (``isolation=`` / ``isolation_mode()``), strongest available first:
+  "netns"  as root: a new network namespace (``unshare -n``; no interface is up, so nothing
+           can be reached), and the worker drops to a uid/gid of its own (2e9 + pid), so the
+           kernel stops it signalling or reading any other process, and RLIMIT_NPROC holds;
+  "userns" unprivileged: ``unshare -U -c -n`` (or ``-r -n``) for the network namespace; the
+           worker keeps the caller's uid;
+  "hook"   fallback when ``unshare`` is missing or refused: no network namespace. Sockets,
+           signals and reads of other processes' files are then refused by the audit hook
+           alone, and, when not root, the worker shares the caller's uid. A determined
+           attacker who defeats a Python audit hook (crafted bytecode) could then reach the
+           network or signal same-uid processes. Root still drops to its own uid.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import weakref
+from collections.abc import Sequence
+from functools import lru_cache
+
+from csro.errors import ConfigError, SandboxError
+from csro.policies._types import Call, Forfeit, Reason, Result, SandboxLimits
+
+WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_worker.py")
+MODES = ("auto", "netns", "userns", "hook")
+_EXIT_SETUP, _EXIT_CHANNEL = 70, 71
+_CALL_REASONS = {"exception": Reason.EXCEPTION, "malformed": Reason.MALFORMED,
+                 "forbidden": Reason.FORBIDDEN}
+_START_REASONS = {"compile_error": Reason.COMPILE_ERROR, "forbidden": Reason.FORBIDDEN}
+_FATAL_REASONS = {"memory": Reason.MEMORY, "crash": Reason.CRASH}
+_ENV = {"PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1", "LC_ALL": "C.UTF-8"}
+_encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+_decode = json.JSONDecoder(parse_constant=_reject_constant).decode
+
+
+def _unshare() -> str | None:
+    return shutil.which("unshare") or next(
+        (p for p in ("/usr/bin/unshare", "/bin/unshare") if os.access(p, os.X_OK)), None)
+
+
+def _works(prefix: list[str]) -> bool:
+    try:
+        return subprocess.run(prefix + [sys.executable, "-S", "-c", ""], env={},
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, timeout=10).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+@lru_cache(maxsize=None)
+def _prefixes() -> dict[str, list[str]]:
+    """The launch prefix of each isolation mode that works on this machine (probed once)."""
+    found: dict[str, list[str]] = {"hook": []}
+    unshare = _unshare()
+    if unshare is None:
+        return found
+    if os.geteuid() == 0:
+        if _works([unshare, "-n", "--"]):
+            found["netns"] = [unshare, "-n", "--"]
+    else:
+        for flags in (["-U", "-c", "-n"], ["-r", "-n"]):
+            if _works([unshare, *flags, "--"]):
+                found["userns"] = [unshare, *flags, "--"]
+                break
+    return found
+
+
+def isolation_mode() -> str:
+    """What ``isolation="auto"`` resolves to here: "netns", "userns" or "hook"."""
+    found = _prefixes()
+    return next(m for m in ("netns", "userns", "hook") if m in found)
+
+
+class _Dead(Exception):
+    def __init__(self, forfeit: Forfeit):
+        self.forfeit = forfeit
+
+
+class _Process:
+    """What must be released: the process, our pipe ends, the working directory.
+    Kept apart from PolicyWorker so that a weakref finalizer can release it."""
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen | None = None
+        self.fds: list[int] = []
+        self.workdir: str | None = None
+        self.status: tuple[int, float] | None = None  # (wait status, CPU seconds) once reaped
+
+    def reap(self, block: bool) -> bool:
+        """Collect the exit status; True once the process is gone."""
+        if self.status is not None or self.proc is None:
+            return True
+        try:
+            pid, status, usage = os.wait4(self.proc.pid, 0 if block else os.WNOHANG)
+        except ChildProcessError:
+            pid, status, usage = self.proc.pid, 0, None
+        if pid == 0:
+            return False
+        cpu = usage.ru_utime + usage.ru_stime if usage is not None else 0.0
+        self.status = (status, cpu)
+        self.proc.returncode = os.waitstatus_to_exitcode(status) if usage else -1
+        return True
+
+    def kill(self) -> None:
+        if self.proc is not None and self.status is None:
+            try:
+                os.kill(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.reap(block=True)
+
+    def release(self) -> None:
+        self.kill()
+        for fd in self.fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.fds = []
+        if self.workdir is not None:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            self.workdir = None
+
+
+class PolicyWorker:
+    """A policy class compiled from ``source`` and run in a sandboxed worker process.
+
+    ``call`` sends a batch of ``Call``s in one round trip and returns one ``Result`` per call,
+    in order: the method's plain-data return value, or a ``Forfeit``. ``seed`` seeds the
+    worker's ``random`` module (string hashing is always seeded with 0), so that a policy that
+    never seeds behaves the same from run to run.
+    """
+
+    def __init__(self, source: str, class_name: str, limits: SandboxLimits = SandboxLimits(),
+                 *, isolation: str = "auto", seed: int = 0):
+        if isolation not in MODES:
+            raise ConfigError(f"unknown sandbox isolation {isolation!r}; use one of {MODES}")
+        self.source, self.class_name, self.limits = source, class_name, limits
+        self.isolation = isolation_mode() if isolation == "auto" else isolation
+        if self.isolation not in _prefixes():
+            raise SandboxError(f"sandbox isolation {self.isolation!r} is not available here "
+                               f"(available: {', '.join(_prefixes())})")
+        self.seed = int(seed)
+        self.dead_reason: Forfeit | None = None
+        self._started = self._closed = self._ready = False
+        self._want_write = self._out_open = False
+        self._seq = 0
+        self._rbuf = bytearray()
+        self._pending = memoryview(b"")
+        self._head = bytearray()
+        self._tail = bytearray()
+        self._dropped = 0
+        self._p = _Process()
+        self._finalizer = weakref.finalize(self, _Process.release, self._p)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @property
+    def alive(self) -> bool:
+        return self._started and self.dead_reason is None and not self._closed
+
+    @property
+    def workdir(self) -> str | None:
+        """The worker's (empty, read-only) working directory; removed by ``close``."""
+        return self._p.workdir
+
+    def start(self) -> Forfeit | None:
+        """Spawn the worker and compile the policy: None, or why it cannot play."""
+        if self._closed:
+            raise SandboxError("this PolicyWorker is closed")
+        if self._started:
+            return self.dead_reason
+        self._started = True
+        deadline = time.monotonic() + self.limits.start_seconds
+        self._spawn()
+        source = _encode([0, self.source, self.class_name]).encode()
+        try:
+            ready = self._exchange(len(source).to_bytes(4, "big") + source, deadline)
+            if ready != b'["ready"]':
+                raise _Dead(Forfeit(Reason.MALFORMED, "the worker's first frame is wrong"))
+            self._ready = True
+            results = self._parse(self._exchange(b"", deadline), 0, 1, _START_REASONS)
+        except _Dead as dead:
+            return self._die(dead.forfeit)
+        if results[0] is not None:
+            return self._die(results[0] if isinstance(results[0], Forfeit) else
+                             Forfeit(Reason.MALFORMED, "unexpected compile reply"))
+        return None
+
+    def close(self) -> None:
+        """Kill the worker and release everything; idempotent."""
+        self._closed = True
+        self._finalizer()
+
+    def __enter__(self) -> PolicyWorker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else ("alive" if self.alive else
+                                                f"dead: {self.dead_reason}")
+        return f"<PolicyWorker {self.class_name} {self.isolation} {state}>"
+
+    # ------------------------------------------------------------------ calls
+
+    def call(self, calls: Sequence[Call]) -> list[Result]:
+        """Run a batch of calls in one round trip; one result (or Forfeit) per call."""
+        if not self._started:
+            self.start()
+        if self._closed:
+            raise SandboxError("this PolicyWorker is closed")
+        n = len(calls)
+        if self.dead_reason is not None:
+            return [self.dead_reason] * n
+        if n == 0:
+            return []
+        self._seq += 1
+        body = _encode([self._seq, [[c.instance, c.method, c.args] for c in calls]]).encode()
+        try:
+            frame = self._exchange(len(body).to_bytes(4, "big") + body,
+                                   time.monotonic() + self.limits.call_seconds)
+            return self._parse(frame, self._seq, n, _CALL_REASONS)
+        except _Dead as dead:
+            return [self._die(dead.forfeit)] * n
+
+    def output(self) -> str:
+        """The policy's captured stdout/stderr: its first and last ``output_bytes/2`` bytes."""
+        self._drain_output()
+        text = bytes(self._head)
+        if self._dropped:
+            text += b"\n[... %d bytes dropped ...]\n" % self._dropped
+        return (text + bytes(self._tail)).decode("utf-8", "replace")
+
+    # ------------------------------------------------------------------ internals
+
+    def _spawn(self) -> None:
+        p = self._p
+        p.workdir = tempfile.mkdtemp(prefix="csro-policy-")
+        os.chmod(p.workdir, 0o555)
+        req_r, req_w = os.pipe()
+        rep_r, rep_w = os.pipe()
+        out_r, out_w = os.pipe()
+        p.fds = [req_w, rep_r, out_r]
+        root = os.geteuid() == 0
+        cfg = {"req": req_r, "rep": rep_w, "memory_mb": int(self.limits.memory_mb),
+               "cpu_seconds": max(1, int(self.limits.cpu_seconds)),
+               "max_frame": int(self.limits.max_frame_bytes), "seed": self.seed,
+               "drop": root and self.isolation != "userns", "ppid": os.getpid(),
+               "pdeathsig": threading.current_thread() is threading.main_thread()}
+        cmd = _prefixes()[self.isolation] + [sys.executable, "-P", "-s", WORKER,
+                                             json.dumps(cfg)]
+        try:
+            p.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w,
+                                      pass_fds=(req_r, rep_w), cwd=p.workdir, env=dict(_ENV),
+                                      start_new_session=True)
+        except OSError as e:
+            p.release()
+            raise SandboxError(f"cannot start a policy worker: {e}") from e
+        finally:
+            for fd in (req_r, rep_w, out_w):
+                os.close(fd)
+        for fd in p.fds:
+            os.set_blocking(fd, False)
+        self._poll = select.poll()
+        self._poll.register(rep_r, select.POLLIN)
+        self._poll.register(out_r, select.POLLIN)
+        self._out_open = True
+
+    def _die(self, forfeit: Forfeit) -> Forfeit:
+        """Record why the worker is out, kill it and release its fds and directory."""
+        if self.dead_reason is None:
+            self.dead_reason = forfeit
+        self._p.kill()
+        self._drain_output()
+        self._out_open = False
+        self._p.release()
+        return self.dead_reason
+
+    def _exchange(self, data: bytes, deadline: float) -> bytes:
+        """Write ``data`` (plus anything still pending), then read one reply frame."""
+        req_w, rep_r, out_r = self._p.fds
+        if data:
+            self._pending = memoryview(bytes(self._pending) + data) if self._pending else \
+                memoryview(data)
+        self._write_some()
+        while True:
+            frame = self._take_frame()
+            if frame is not None:
+                return frame
+            wait = deadline - time.monotonic()
+            if wait <= 0:
+                raise _Dead(self._exit_reason() or Forfeit(
+                    Reason.TIMEOUT, "no reply within %.3g s" % self.limits.call_seconds
+                    if self._seq else "not started within %.3g s" % self.limits.start_seconds))
+            for fd, ev in self._poll.poll(max(1, int(wait * 1000 + 0.999))):
+                if fd == rep_r:
+                    self._read_reply(rep_r)
+                elif fd == out_r:
+                    self._drain_output(once=True)
+                elif fd == req_w:
+                    self._write_some()
+
+    def _write_some(self) -> None:
+        req_w = self._p.fds[0]
+        try:
+            while self._pending:
+                self._pending = self._pending[os.write(req_w, self._pending):]
+        except BlockingIOError:
+            pass
+        except OSError:  # the worker closed its end: it is dying, its reply pipe will tell
+            self._pending = memoryview(b"")
+        if bool(self._pending) != self._want_write:
+            self._want_write = bool(self._pending)
+            if self._want_write:
+                self._poll.register(req_w, select.POLLOUT)
+            else:
+                self._poll.unregister(req_w)
+
+    def _read_reply(self, fd: int) -> None:
+        want = 1 << 16
+        if len(self._rbuf) >= 4:
+            want = max(want, 4 + int.from_bytes(self._rbuf[:4], "big") - len(self._rbuf))
+        try:
+            chunk = os.read(fd, min(want, self.limits.max_frame_bytes + 4))
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:
+            raise _Dead(self._exit_reason(eof=True))
+        self._rbuf += chunk
+
+    def _take_frame(self) -> bytes | None:
+        buf = self._rbuf
+        if len(buf) < 4:
+            return None
+        n = int.from_bytes(buf[:4], "big")
+        if n > self.limits.max_frame_bytes:
+            raise _Dead(Forfeit(Reason.MALFORMED, f"a reply frame of {n} bytes (the limit is "
+                                                  f"{self.limits.max_frame_bytes})"))
+        if len(buf) < 4 + n:
+            return None
+        frame = bytes(buf[4:4 + n])
+        del buf[:4 + n]
+        return frame
+
+    def _exit_reason(self, eof: bool = False) -> Forfeit | None:
+        """Why the worker stopped: None if it is still running (and no EOF was seen)."""
+        p = self._p
+        for _ in range(50 if eof else 1):  # an EOF comes with the exit; allow it ~50 ms
+            if p.reap(block=False):
+                break
+            time.sleep(0.001)
+        else:
+            if not eof:
+                return None
+            return Forfeit(Reason.MALFORMED, "the worker closed its reply channel")
+        self._drain_output()
+        status, cpu = p.status
+        tail = self.output()[-300:]
+        tail = f"; output: …{tail}" if tail.strip() else ""
+        if os.WIFSIGNALED(status):
+            sig = os.WTERMSIG(status)
+            if sig == signal.SIGXCPU or (sig == signal.SIGKILL and
+                                         cpu >= self.limits.cpu_seconds - 0.05):
+                return Forfeit(Reason.CPU_LIMIT, f"CPU time limit of "
+                                                 f"{self.limits.cpu_seconds} s exceeded")
+            return Forfeit(Reason.CRASH, f"killed by {signal.Signals(sig).name}{tail}")
+        code = os.WEXITSTATUS(status)
+        if not self._ready:  # no policy code has run yet: the machine's fault, not the policy's
+            self._p.release()
+            raise SandboxError("the policy worker could not set up its sandbox (exit status "
+                               f"{code}): {self.output()[-500:].strip()}")
+        return Forfeit(Reason.CRASH, f"the worker exited with status {code}{tail}")
+
+    def _drain_output(self, once: bool = False) -> None:
+        if not self._out_open:
+            return
+        out_r = self._p.fds[2]
+        while True:
+            try:
+                chunk = os.read(out_r, 1 << 16)
+            except BlockingIOError:
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self._out_open = False
+                self._poll.unregister(out_r)
+                return
+            self._keep(chunk)
+            if once:
+                return
+
+    def _keep(self, chunk: bytes) -> None:
+        half = max(1, self.limits.output_bytes // 2)
+        room = half - len(self._head)
+        if room > 0:
+            self._head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self._tail += chunk[-half:]
+            extra = len(self._tail) - half
+            if extra > 0:
+                self._dropped += extra
+                del self._tail[:extra]
+
+    def _parse(self, frame: bytes, seq: int, n: int, reasons: dict) -> list[Result]:
+        """Check a reply frame against the request; raise _Dead if it is not a valid one."""
+        if self._rbuf:
+            raise _Dead(Forfeit(Reason.MALFORMED, "the worker sent more than one reply"))
+        try:
+            reply = _decode(frame.decode("utf-8"))
+        except (ValueError, RecursionError) as e:
+            raise _Dead(Forfeit(Reason.MALFORMED, f"a reply that is not JSON: {e}"[:300]))
+        if type(reply) is not list or not reply or reply[0] != seq or type(reply[0]) is not int:
+            raise _Dead(Forfeit(Reason.MALFORMED, "a reply to a different request"))
+        if (len(reply) == 3 and type(reply[1]) is str and reply[1] in _FATAL_REASONS
+                and type(reply[2]) is str):
+            raise _Dead(Forfeit(_FATAL_REASONS[reply[1]], _clean(reply[2])))
+        entries = reply[1] if len(reply) == 2 else None
+        if type(entries) is not list or len(entries) != n:
+            raise _Dead(Forfeit(Reason.MALFORMED, f"a reply without {n} results"))
+        suspect = b"\\ud" in frame or b"\\uD" in frame  # escaped surrogates: check strings
+        results: list[Result] = []
+        for e in entries:
+            if type(e) is list and len(e) == 1:
+                results.append(e[0] if not suspect or _utf8_clean(e[0]) else
+                               Forfeit(Reason.MALFORMED, "a string that is not valid UTF-8"))
+            elif (type(e) is list and len(e) == 2 and type(e[0]) is str and e[0] in reasons
+                  and type(e[1]) is str):
+                results.append(Forfeit(reasons[e[0]], _clean(e[1])))
+            else:
+                raise _Dead(Forfeit(Reason.MALFORMED, "a malformed result entry"))
+        return results
+
+
+def _clean(text: str) -> str:
+    return text[:2000].encode("utf-8", "replace").decode("utf-8")
+
+
+def _utf8_clean(value: object) -> bool:
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if type(v) is str:
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:
+                return False
+        elif type(v) is list:
+            stack.extend(v)
+        elif type(v) is dict:
+            stack.extend(v.keys())
+            stack.extend(v.values())
+    return True

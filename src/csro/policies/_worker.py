@@ -1,0 +1,458 @@
+"""The sandboxed policy worker: one process per policy, driven by ``PolicyWorker``.
+
+A standalone script (it imports nothing from csro), started by the parent as::
+
+    [unshare -n | unshare -U -c -n]  python -P -s _worker.py CONFIG_JSON
+
+with an empty environment (plus fixed thread-count and hash-seed variables), stdin from
+/dev/null, stdout+stderr into a pipe the parent drains, an empty read-only working directory,
+and two dedicated pipes (request in, reply out) passed by fd number in CONFIG_JSON.
+
+Before it reads the policy source, the worker, in this order:
+
+1. sets rlimits: address space (``memory_mb``), CPU time (``cpu_seconds``, hard limit one
+   second later), no core files, no file growth (RLIMIT_FSIZE 0), a small fd table;
+2. when started as root, opens the Python path directories, drops to a uid/gid of its own
+   (2e9 + pid, no supplementary groups) so that the kernel keeps it away from every other
+   process and file, and imports later through ``/proc/self/fd/N`` (the stdlib may live under
+   a directory that only root can traverse);
+3. sets RLIMIT_NPROC 0 (after the drop, since root ignores it): no fork, no threads;
+4. removes a few unaudited process/file primitives (``pidfd_send_signal``, ``mkfifo``, ...);
+5. installs an audit hook (``sys.addaudithook``; Python code cannot remove it) that refuses
+   process creation, signals, sockets, ctypes, file writes/removals/renames, reads outside
+   the Python path, frame/object-graph introspection that could reach the worker, and a few
+   dangerous imports. A refused operation raises PermissionError in the policy *and* is
+   recorded, so the call is reported FORBIDDEN even if the policy swallows the exception;
+6. sends a ``["ready"]`` frame. Only then is policy code compiled and run.
+
+The audit hook is defence in depth and the recorder of FORBIDDEN; it is not a security
+boundary on its own (PEP 578 says as much: crafted bytecode can defeat it). The kernel
+layers above (separate uid, rlimits, network namespace) are what the parent relies on.
+
+Protocol: frames are a 4-byte big-endian length and a UTF-8 JSON body.
+  parent -> worker   [0, source, class_name]            compile (once, first)
+                     [seq, [[instance, method, args], ...]]
+  worker -> parent   ["ready"]
+                     [seq, [entry, ...]]   entry = [value] | [reason, detail]
+                     [seq, reason, detail]  fatal: the worker exits after sending it
+"""
+
+import sys
+import os
+import json
+import json.decoder
+import json.encoder
+import resource
+import traceback
+import linecache
+import types
+import builtins
+
+# Pre-imported (cheap) so that policies get them without touching the disk; ctypes is here
+# because numpy imports it, and every ctypes operation is refused by the audit hook anyway.
+import math, random, collections, itertools, functools, heapq, bisect, re, string  # noqa: E401,F401
+import typing, dataclasses, enum, copy, operator, ctypes  # noqa: E401,F401
+
+EXIT_SETUP, EXIT_CHANNEL, EXIT_MEMORY = 70, 71, 72
+UID_BASE = 2_000_000_000
+MAX_DEPTH = 64
+DETAIL_CHARS = 1500
+
+
+# ---------------------------------------------------------------- setup (trusted code)
+
+def _limit(which, soft, hard=None):
+    resource.setrlimit(which, (soft, soft if hard is None else hard))
+
+
+def _setup(cfg):
+    mem = cfg["memory_mb"] * 1024 * 1024
+    _limit(resource.RLIMIT_AS, mem)
+    _limit(resource.RLIMIT_CPU, cfg["cpu_seconds"], cfg["cpu_seconds"] + 1)
+    _limit(resource.RLIMIT_CORE, 0)
+    _limit(resource.RLIMIT_FSIZE, 0)
+    _limit(resource.RLIMIT_NOFILE, 64)
+    random.seed(cfg["seed"])
+    sys.dont_write_bytecode = True
+
+    dirs = []  # (real path, path used for imports from now on)
+    for p in sys.path:
+        rp = os.path.realpath(p)
+        if os.path.isdir(rp) and rp not in (d for d, _ in dirs):
+            dirs.append((rp, rp))
+    if cfg["drop"]:
+        dirs = [(rp, "/proc/self/fd/%d" % os.open(rp, os.O_RDONLY | os.O_DIRECTORY))
+                for rp, _ in dirs]
+        uid = UID_BASE + os.getpid()
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+        if os.getuid() != uid or os.geteuid() != uid:
+            raise RuntimeError("could not drop privileges")
+        sys.path[:] = [alias for _, alias in dirs]
+        for mod in list(sys.modules.values()):  # packages imported before the drop
+            path = getattr(mod, "__path__", None)
+            if type(path) is list:
+                for i, entry in enumerate(path):
+                    for rp, alias in dirs:
+                        if type(entry) is str and (entry + "/").startswith(rp + "/"):
+                            path[i] = alias + entry[len(rp):]
+    _limit(resource.RLIMIT_NPROC, 0)
+    if cfg["pdeathsig"]:  # die with the parent (set after the uid change, which clears it)
+        ctypes.CDLL(None).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
+        if os.getppid() != cfg["ppid"]:
+            os._exit(EXIT_SETUP)
+    for mod, names in ((os, ("mkfifo", "mknod", "pidfd_open")),
+                       (sys.modules.get("posix"), ("mkfifo", "mknod", "pidfd_open")),
+                       (sys.modules.get("signal"), ("pidfd_send_signal",)),
+                       (sys.modules.get("_signal"), ("pidfd_send_signal",))):
+        for name in names:
+            if mod is not None and hasattr(mod, name):
+                delattr(mod, name)
+    sys.modules.pop("_posixsubprocess", None)
+    readable = tuple(d for pair in dirs for d in pair)
+    readable += ("/dev/null", "/dev/urandom")
+    return readable
+
+
+# Refused outright (exact event names, then prefixes).
+_DENY = frozenset("""
+os.system os.fork os.forkpty os.kill os.killpg signal.pthread_kill pty.spawn os.startfile
+os.remove os.rmdir os.rename os.mkdir os.symlink os.link os.chmod os.chown os.truncate
+os.utime os.chdir os.chflags os.lchflags os.setxattr os.removexattr os.chroot
+mmap.__new__ resource.setrlimit resource.prlimit sys.addaudithook sys.settrace sys.setprofile
+sys._current_frames sys._current_exceptions gc.get_objects gc.get_referrers gc.get_referents
+code.__new__ tempfile.mkstemp tempfile.mkdtemp sqlite3.connect dbm.open webbrowser.open
+urllib.Request http.client.connect ftplib.connect smtplib.connect poplib.connect
+imaplib.open telnetlib.Telnet.open nntplib.connect
+""".split())
+_DENY_PREFIX = ("os.exec", "os.spawn", "os.posix_spawn", "subprocess.", "ctypes.", "socket.",
+                "shutil.", "_winapi.", "winreg.")
+_DENY_IMPORT = frozenset("""
+_posixsubprocess _testcapi _testinternalcapi _xxsubinterpreters _xxinterpchannels
+_ctypes_test _testmultiphase _testbuffer _testsinglephase _multiprocessing _posixshmem
+""".split())
+_WRITE_FLAGS = (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_EXCL
+                | getattr(os, "O_TMPFILE", 0))
+
+
+def _make_hook(readable, rec, *, type=type, str=str, bytes=bytes, int=int, len=len,
+               PermissionError=PermissionError, getframe=sys._getframe,
+               bc_code=None, deny=_DENY, deny_prefix=_DENY_PREFIX, deny_import=_DENY_IMPORT,
+               write_flags=_WRITE_FLAGS, tname=type.__dict__["__name__"].__get__):
+    """The audit hook. Everything it uses is bound here (closure/defaults), none of it is a
+    global or builtin the policy could patch, and it never calls the policy's objects: each
+    argument's exact type is checked before it is used."""
+    exact = frozenset(readable)
+    under = tuple(d + "/" for d in readable)
+    file_events = frozenset(("open", "os.listdir", "os.scandir"))
+
+    def readable_path(p):
+        if type(p) is bytes:
+            p = p.decode("utf-8", "surrogateescape")
+        if type(p) is not str or not p.startswith("/"):
+            return False
+        parts = []
+        for c in p.split("/"):
+            if c == "..":
+                return False
+            if c and c != ".":
+                parts.append(c)
+        q = "/" + "/".join(parts)
+        return q in exact or q.startswith(under)
+
+    def hook(ev, args):
+        why = None
+        if ev in file_events:
+            path = args[0] if len(args) else None
+            if type(path) is int:
+                return  # an fd the worker already holds
+            if ev == "open":
+                mode, flags = args[1], args[2]
+                if ((type(flags) is int and flags & write_flags) or
+                        (type(mode) is str and ("w" in mode or "a" in mode or "x" in mode
+                                                or "+" in mode))):
+                    why = "writing a file"
+            if why is None and not readable_path(path):
+                why = "reading outside the Python installation"
+        elif ev == "import":
+            if type(args[0]) is not str or args[0] in deny_import:
+                why = "this import"
+        elif ev == "object.__setattr__":
+            if type(args[1]) is not str or args[1] == "__code__":
+                why = "replacing code"
+        elif ev == "marshal.loads" or ev == "marshal.load":
+            if getframe(1).f_code is not bc_code:
+                why = "loading marshalled code"
+        elif ev in deny or ev.startswith(deny_prefix):
+            why = "this operation"
+        if why is None:
+            return
+        shown = [a if type(a) is str or type(a) is int else "<%s>" % tname(type(a))
+                 for a in args[:2]]
+        detail = "%s %s (%s)" % (ev, str(shown)[:300], why)
+        rec.append(detail)
+        raise PermissionError("csro sandbox: forbidden: " + detail)
+
+    return hook
+
+
+# ---------------------------------------------------------------- protocol helpers
+
+def _reader(fd, read=os.read, len=len, frm=int.from_bytes):
+    buf = bytearray()
+
+    def read_frame():
+        while True:
+            if len(buf) >= 4:
+                n = frm(buf[:4], "big")
+                if len(buf) >= 4 + n:
+                    body = bytes(buf[4:4 + n])
+                    del buf[:4 + n]
+                    return body
+            chunk = read(fd, 1 << 16)
+            if not chunk:
+                return None
+            buf.extend(chunk)
+    return read_frame
+
+
+def _writer(fd, write=os.write, len=len):
+    def send(text):
+        data = text.encode("utf-8")
+        data = len(data).to_bytes(4, "big") + data
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[write(fd, view):]
+            except OSError:
+                os._exit(EXIT_CHANNEL)
+    return send
+
+
+def _no_default(o):
+    raise TypeError("not plain data")
+
+
+# A C encoder bound once: monkeypatching json or JSONEncoder cannot reach it.
+_encode_chunks = json.encoder.c_make_encoder(
+    None, _no_default, json.encoder.c_encode_basestring_ascii, None, ":", ",",
+    False, False, False)
+_scan = json.decoder.JSONDecoder().scan_once
+
+
+def _encode(obj, join="".join):
+    return join(_encode_chunks(obj, 0))
+
+
+def _check(v, depth, type=type, len=len, str=str, int=int, float=float, bool=bool,
+           list=list, tuple=tuple, dict=dict):
+    """Size estimate of a plain-data value; raise _NotPlain for anything else."""
+    t = type(v)
+    if t is str:
+        return len(v) + 2
+    if t is bool or v is None:
+        return 5
+    if t is int:
+        if v.bit_length() > 13000:
+            raise _NotPlain("an int with more than 4000 digits")
+        return 24
+    if t is float:
+        if v - v != 0.0:
+            raise _NotPlain("a non-finite float")
+        return 24
+    if depth >= MAX_DEPTH:
+        raise _NotPlain("nested deeper than %d" % MAX_DEPTH)
+    if t is list or t is tuple:
+        return 2 + sum([_check(x, depth + 1) + 1 for x in v])
+    if t is dict:
+        size = 2
+        for k, x in v.items():
+            if type(k) is not str:
+                raise _NotPlain("a dict key that is not a str")
+            size += len(k) + 4 + _check(x, depth + 1)
+        return size
+    raise _NotPlain("a %s" % _type_name(v))
+
+
+def _type_name(v):
+    try:
+        t = type(v)
+        return "%s.%s" % (type.__dict__["__module__"].__get__(t),
+                          type.__dict__["__qualname__"].__get__(t))
+    except BaseException:
+        return "non-plain object"
+
+
+def _short_tb(e, skip=1):
+    """A short traceback of a policy exception, without the worker's own frames."""
+    try:
+        tb = e.__traceback__
+        for _ in range(skip):
+            tb = tb.tb_next if tb is not None else None
+        text = "".join(traceback.format_exception(type(e), e, tb, limit=-8))
+    except BaseException:
+        try:
+            text = "%s: %s" % (_type_name(e), str(e)[:500])
+        except BaseException:
+            text = _type_name(e)
+    return text if len(text) <= DETAIL_CHARS else "…" + text[-DETAIL_CHARS:]
+
+
+# ---------------------------------------------------------------- main loop
+
+def main():
+    cfg = json.loads(sys.argv[1])
+    read_frame, send = _reader(cfg["req"]), _writer(cfg["rep"])
+    max_frame = cfg["max_frame"]
+    try:
+        readable = _setup(cfg)
+        rec = []
+        bc = getattr(sys.modules.get("_frozen_importlib_external"), "_compile_bytecode", None)
+        sys.addaudithook(_make_hook(readable, rec, bc_code=getattr(bc, "__code__", None)))
+    except BaseException as e:
+        sys.stderr.write("csro worker setup failed: %r\n" % (e,))
+        sys.stderr.flush()
+        os._exit(EXIT_SETUP)
+    send('["ready"]')
+    out_streams = (sys.stdout, sys.stderr)
+
+    def flush():
+        for s in out_streams:
+            try:
+                s.flush()
+            except BaseException:
+                pass
+
+    def fatal(seq, reason, detail):
+        flush()
+        send(_encode([seq, reason, detail[-DETAIL_CHARS:]]))
+        os._exit(0)
+
+    frame = read_frame()
+    if frame is None:
+        os._exit(0)
+    seq, source, class_name = _scan(frame.decode("utf-8"), 0)[0]
+    objects = {}
+    try:
+        cls, entry = _compile(source, class_name, rec)
+    except MemoryError:
+        fatal(seq, "memory", "MemoryError while loading the policy")
+    except SystemExit as e:
+        fatal(seq, "crash", "the policy called sys.exit(%s)" % _exit_code(e))
+    flush()
+    send(_encode([seq, [entry]]))
+    if cls is None:
+        os._exit(0)
+
+    while True:
+        frame = read_frame()
+        if frame is None:
+            os._exit(0)
+        try:
+            seq, calls = _scan(frame.decode("utf-8"), 0)[0]
+            out = [_call(objects, cls, instance, method, args, rec, max_frame)
+                   for instance, method, args in calls]
+            flush()
+            text = _encode([seq, out])
+            if len(text) > max_frame:
+                text = _shrink(seq, out, max_frame)
+        except MemoryError:
+            objects.clear()
+            fatal(seq, "memory", "MemoryError (memory limit %d MB)" % cfg["memory_mb"])
+        except SystemExit as e:
+            fatal(seq, "crash", "the policy called sys.exit(%s)" % _exit_code(e))
+        except BaseException as e:  # e.g. a policy signal handler firing in worker code
+            fatal(seq, "crash", "the worker failed: " + _short_tb(e, 0))
+        send(text)
+
+
+def _call(objects, cls, instance, method, args, rec, max_frame,
+          type=type, str=str, int=int, bool=bool, len=len):
+    """One call: the reply entry. MemoryError and SystemExit propagate (fatal)."""
+    rec.clear()
+    try:
+        if method == "__init__":
+            objects[instance] = cls(*args)
+            v = None
+        elif method == "__del__":
+            objects.pop(instance, None)
+            v = None
+        else:
+            obj = objects.get(instance)
+            if obj is None:
+                raise LookupError("no policy instance %r (call __init__ first)" % (instance,))
+            v = getattr(obj, method)(*args)
+    except (MemoryError, SystemExit):
+        raise
+    except BaseException as e:
+        return ["forbidden", rec[0]] if rec else ["exception", _short_tb(e)]
+    if rec:
+        return ["forbidden", rec[0]]
+    t = type(v)
+    if (t is str and len(v) < 4096) or v is None or t is bool or (
+            t is int and -(1 << 62) < v < (1 << 62)):
+        return [v]
+    try:
+        size = _check(v, 0)
+    except _NotPlain as e:
+        return ["malformed", "%s() returned %s, which is not plain data (str, int, float, "
+                "bool, None, list, dict with str keys)" % (method, e.args[0])]
+    except RecursionError:
+        return ["malformed", "%s() returned a value nested too deeply" % method]
+    if size > max_frame:
+        return ["malformed", "%s() returned a value larger than %d bytes" % (method, max_frame)]
+    return [v]
+
+
+class _NotPlain(Exception):
+    pass
+
+
+def _exit_code(e):
+    code = e.code
+    return repr(code)[:100] if type(code) in (int, str, type(None)) else "…"
+
+
+def _shrink(seq, out, max_frame):
+    """Replace the largest results by MALFORMED until the reply fits in a frame."""
+    sizes = sorted(((len(_encode(x)), i) for i, x in enumerate(out)), reverse=True)
+    total = sum(s for s, _ in sizes) + 64
+    for s, i in sizes:
+        if total <= max_frame:
+            break
+        out[i] = ["malformed", "the batch reply is larger than %d bytes" % max_frame]
+        total -= s
+    return _encode([seq, out])
+
+
+def _compile(source, class_name, rec):
+    """Compile and run the policy module; return (class, reply entry)."""
+    try:
+        code = compile(source, "<policy>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as e:
+        return None, ["compile_error", "".join(traceback.format_exception_only(type(e), e))]
+    linecache.cache["<policy>"] = (len(source), None, source.splitlines(True), "<policy>")
+    module = types.ModuleType("policy")
+    module.__file__ = "<policy>"
+    sys.modules["policy"] = module
+    try:
+        exec(code, module.__dict__)
+    except (MemoryError, SystemExit):
+        raise
+    except BaseException as e:
+        if rec:
+            return None, ["forbidden", rec[0]]
+        return None, ["compile_error", "the module raised: " + _short_tb(e)]
+    if rec:
+        return None, ["forbidden", rec[0]]
+    cls = module.__dict__.get(class_name)
+    if cls is None:
+        return None, ["compile_error", "the source defines no %r" % class_name]
+    if not isinstance(cls, type):
+        return None, ["compile_error", "%r is not a class" % class_name]
+    return cls, [None]
+
+
+if __name__ == "__main__":
+    main()
