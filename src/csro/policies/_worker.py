@@ -102,22 +102,33 @@ def _setup(cfg):
         ctypes.CDLL(None).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
         if os.getppid() != cfg["ppid"]:
             os._exit(EXIT_SETUP)
+    # Unaudited primitives (file creation, signals by pidfd, threads) become stubs that raise
+    # an audit event the hook refuses, so that trying them is recorded as FORBIDDEN.
     for mod, names in ((os, ("mkfifo", "mknod", "pidfd_open")),
                        (sys.modules.get("posix"), ("mkfifo", "mknod", "pidfd_open")),
                        (sys.modules.get("signal"), ("pidfd_send_signal",)),
-                       (sys.modules.get("_signal"), ("pidfd_send_signal",))):
+                       (sys.modules.get("_signal"), ("pidfd_send_signal",)),
+                       (sys.modules.get("_thread"), ("start_new_thread", "start_new")),
+                       (sys.modules.get("threading"), ("_start_new_thread",))):
         for name in names:
             if mod is not None and hasattr(mod, name):
-                delattr(mod, name)
+                setattr(mod, name, _stub("%s.%s" % (mod.__name__, name)))
     sys.modules.pop("_posixsubprocess", None)
     readable = tuple(d for pair in dirs for d in pair)
     readable += ("/dev/null", "/dev/urandom")
     return readable
 
 
+def _stub(name, audit=sys.audit):
+    def forbidden(*args, **kwargs):
+        audit("csro.forbidden", name)
+        raise PermissionError("csro sandbox: forbidden: " + name)
+    return forbidden
+
+
 # Refused outright (exact event names, then prefixes).
 _DENY = frozenset("""
-os.system os.fork os.forkpty os.kill os.killpg signal.pthread_kill pty.spawn os.startfile
+csro.forbidden os.system os.fork os.forkpty os.kill os.killpg signal.pthread_kill pty.spawn os.startfile
 os.remove os.rmdir os.rename os.mkdir os.symlink os.link os.chmod os.chown os.truncate
 os.utime os.chdir os.chflags os.lchflags os.setxattr os.removexattr os.chroot
 mmap.__new__ resource.setrlimit resource.prlimit sys.addaudithook sys.settrace sys.setprofile
@@ -172,25 +183,27 @@ def _make_hook(readable, rec, *, type=type, str=str, bytes=bytes, int=int, len=l
                 if ((type(flags) is int and flags & write_flags) or
                         (type(mode) is str and ("w" in mode or "a" in mode or "x" in mode
                                                 or "+" in mode))):
-                    why = "writing a file"
+                    why = "writing files is not allowed"
             if why is None and not readable_path(path):
                 why = "reading outside the Python installation"
         elif ev == "import":
             if type(args[0]) is not str or args[0] in deny_import:
-                why = "this import"
+                why = "this module is not allowed in the sandbox"
         elif ev == "object.__setattr__":
             if type(args[1]) is not str or args[1] == "__code__":
-                why = "replacing code"
+                why = "replacing code objects is not allowed"
         elif ev == "marshal.loads" or ev == "marshal.load":
             if getframe(1).f_code is not bc_code:
-                why = "loading marshalled code"
+                why = "loading marshalled code is not allowed"
         elif ev in deny or ev.startswith(deny_prefix):
-            why = "this operation"
+            why = "not allowed in the sandbox"
         if why is None:
             return
-        shown = [a if type(a) is str or type(a) is int else "<%s>" % tname(type(a))
-                 for a in args[:2]]
-        detail = "%s %s (%s)" % (ev, str(shown)[:300], why)
+        if ev == "csro.forbidden":
+            ev, args = args[0], ()
+        shown = ", ".join([repr(a)[:200] if type(a) is str or type(a) is int else
+                           "<%s>" % tname(type(a)) for a in args[:2]])
+        detail = "%s(%s): %s" % (ev, shown, why)
         rec.append(detail)
         raise PermissionError("csro sandbox: forbidden: " + detail)
 

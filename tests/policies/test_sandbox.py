@@ -1,0 +1,356 @@
+"""PolicyWorker: protocol, lifecycle and the sandbox's fixed properties."""
+
+from __future__ import annotations
+
+import gc
+import glob
+import os
+import tempfile
+import textwrap
+import time
+
+import pytest
+
+from csro.errors import ConfigError, SandboxError
+from csro.policies import (Call, Forfeit, PolicyWorker, Reason, SandboxLimits,
+                           isolation_mode)
+
+LIMITS = SandboxLimits(memory_mb=512, cpu_seconds=20, call_seconds=2, start_seconds=10)
+
+COUNTER = textwrap.dedent('''
+    import random
+
+    class Counter:
+        def __init__(self):
+            self.n = 0
+
+        def act(self, obs):
+            self.n += 1
+            return obs["legal"][self.n % len(obs["legal"])]
+
+        def count(self):
+            return self.n
+
+        def echo(self, *args):
+            return list(args)
+
+        def fail(self):
+            raise ValueError("bad move")
+
+        def shout(self, text):
+            print(text)
+            return None
+''')
+
+
+@pytest.fixture
+def worker():
+    w = PolicyWorker(COUNTER, "Counter", LIMITS)
+    assert w.start() is None
+    yield w
+    w.close()
+
+
+def one(source: str, body: str = "", limits: SandboxLimits = LIMITS, **kw) -> PolicyWorker:
+    w = PolicyWorker(source, "P", limits, **kw)
+    return w
+
+
+def returns(expr: str, **kw):
+    """What ``act`` returning ``expr`` gives back."""
+    src = f"import os, sys\nclass P:\n    def act(self):\n        return {expr}\n"
+    with PolicyWorker(src, "P", LIMITS, **kw) as w:
+        assert w.start() is None
+        return w.call([Call(0, "__init__"), Call(0, "act")])[1]
+
+
+# ---------------------------------------------------------------- protocol
+
+def test_batch_results_in_order_and_state_per_instance(worker):
+    obs = {"legal": ["rock", "paper", "scissors"]}
+    init = worker.call([Call(i, "__init__") for i in range(3)])
+    assert init == [None, None, None]
+    r = worker.call([Call(0, "act", (obs,)), Call(1, "count"), Call(0, "act", (obs,)),
+                     Call(2, "echo", (1, "two", [3.5, None], {"k": True})), Call(0, "count")])
+    assert r == ["paper", 0, "scissors", [1, "two", [3.5, None], {"k": True}], 2]
+    assert worker.call([Call(0, "count"), Call(1, "count")]) == [2, 0]
+
+
+def test_del_drops_the_instance(worker):
+    worker.call([Call(7, "__init__"), Call(7, "act", ({"legal": ["a"]},))])
+    r = worker.call([Call(7, "__del__"), Call(7, "count")])
+    assert r[0] is None
+    assert isinstance(r[1], Forfeit) and r[1].reason is Reason.EXCEPTION
+    assert "no policy instance 7" in r[1].detail
+    assert worker.call([Call(7, "__init__"), Call(7, "count")]) == [None, 0]  # fresh object
+
+
+def test_exception_fails_only_that_call(worker):
+    r = worker.call([Call(1, "__init__"), Call(1, "fail"), Call(1, "count"), Call(1, "nope")])
+    assert r[0] is None and r[2] == 0
+    assert r[1].reason is Reason.EXCEPTION
+    assert "ValueError: bad move" in r[1].detail and "<policy>" in r[1].detail
+    assert "_worker.py" not in r[1].detail  # the worker's own frames are not shown
+    assert r[3].reason is Reason.EXCEPTION and "AttributeError" in r[3].detail
+    assert worker.alive
+
+
+def test_empty_batch(worker):
+    assert worker.call([]) == []
+
+
+def test_call_starts_the_worker():
+    with PolicyWorker(COUNTER, "Counter", LIMITS) as w:
+        assert w.call([Call(1, "__init__"), Call(1, "count")]) == [None, 0]
+        assert w.alive
+
+
+@pytest.mark.parametrize("expr,ok", [
+    ("'rock'", "rock"), ("3", 3), ("2.5", 2.5), ("None", None), ("True", True),
+    ("(1, 2)", [1, 2]), ("{'a': [1, {'b': None}]}", {"a": [1, {"b": None}]}),
+    ("'é' * 3 + '😀'", "ééé😀"), ("10 ** 30", 10 ** 30),
+])
+def test_plain_return_values(expr, ok):
+    assert returns(expr) == ok
+
+
+@pytest.mark.parametrize("expr,why", [
+    ("object()", "builtins.object"), ("lambda: 1", "function"), ("float('nan')", "non-finite"),
+    ("float('inf')", "non-finite"), ("{1: 'a'}", "dict key"), ("{'a'}", "builtins.set"),
+    ("b'bytes'", "builtins.bytes"), ("10 ** 5000", "4000 digits"),
+    ("(lambda l: (l.append(l), l)[1])([])", "nested"),
+    ("type('S', (str,), {})('x')", "S"),
+])
+def test_non_plain_return_values_are_malformed(expr, why):
+    r = returns(expr)
+    assert isinstance(r, Forfeit) and r.reason is Reason.MALFORMED, r
+    assert why in r.detail
+
+
+def test_numpy_is_importable_and_its_scalars_are_not_plain():
+    assert returns("__import__('numpy').arange(5).sum().item()") == 10
+    r = returns("__import__('numpy').int64(3)")
+    assert r.reason is Reason.MALFORMED and "numpy.int64" in r.detail
+
+
+def test_stdlib_modules_import_lazily():
+    assert returns("__import__('statistics').median([3, 1, 2])") == 2
+    assert returns("str(__import__('fractions').Fraction(1, 3))") == "1/3"
+
+
+# ---------------------------------------------------------------- start / compile
+
+@pytest.mark.parametrize("source,name,reason,why", [
+    ("class P(:\n  pass", "P", Reason.COMPILE_ERROR, "SyntaxError"),
+    ("class Q:\n  pass", "P", Reason.COMPILE_ERROR, "defines no 'P'"),
+    ("P = 3", "P", Reason.COMPILE_ERROR, "not a class"),
+    ("raise RuntimeError('top')\nclass P: pass", "P", Reason.COMPILE_ERROR, "RuntimeError: top"),
+    ("import no_such_module_xyz\nclass P: pass", "P", Reason.COMPILE_ERROR, "no_such_module"),
+    ("x = '\\0'\nclass P: pass\nexec('\\0')", "P", Reason.COMPILE_ERROR, "null"),
+])
+def test_compile_errors(source, name, reason, why):
+    with PolicyWorker(source, name, LIMITS) as w:
+        f = w.start()
+        assert isinstance(f, Forfeit) and f.reason is reason, f
+        assert why in f.detail
+        assert not w.alive and w.dead_reason == f
+        assert w.call([Call(1, "__init__"), Call(1, "act")]) == [f, f]
+        assert w.start() == f
+
+
+def test_class_raising_in_init_is_an_exception_of_that_call():
+    src = "class P:\n    def __init__(self):\n        raise KeyError('nope')\n    def act(self): return 1\n"
+    with PolicyWorker(src, "P", LIMITS) as w:
+        assert w.start() is None
+        r = w.call([Call(1, "__init__"), Call(1, "act")])
+        assert r[0].reason is Reason.EXCEPTION and "KeyError" in r[0].detail
+        assert r[1].reason is Reason.EXCEPTION and "no policy instance" in r[1].detail
+        assert w.alive
+
+
+def test_start_timeout():
+    src = "while True:\n    pass\nclass P: pass\n"
+    lim = SandboxLimits(memory_mb=512, start_seconds=0.5)
+    with PolicyWorker(src, "P", lim) as w:
+        t = time.monotonic()
+        f = w.start()
+        assert f.reason is Reason.TIMEOUT and time.monotonic() - t < 3
+
+
+# ---------------------------------------------------------------- dead and closed workers
+
+def test_dead_worker_answers_its_forfeit_at_once():
+    src = "import time\nclass P:\n    def act(self):\n        time.sleep(60)\n    def ok(self): return 1\n"
+    lim = SandboxLimits(memory_mb=512, call_seconds=0.3)
+    with PolicyWorker(src, "P", lim) as w:
+        r = w.call([Call(1, "__init__"), Call(1, "ok"), Call(1, "act"), Call(1, "ok")])
+        assert all(x.reason is Reason.TIMEOUT for x in r) and len(set(r)) == 1
+        assert not w.alive and w.dead_reason == r[0]
+        t = time.monotonic()
+        assert w.call([Call(1, "ok")] * 5) == [r[0]] * 5
+        assert time.monotonic() - t < 0.05
+
+
+def test_close_is_idempotent_and_calls_after_close_raise(worker):
+    pid = worker._p.proc.pid
+    worker.close()
+    worker.close()
+    assert not worker.alive
+    assert not os.path.exists(f"/proc/{pid}")  # killed and reaped: no zombie
+    with pytest.raises(SandboxError):
+        worker.call([Call(1, "count")])
+    with pytest.raises(SandboxError):
+        worker.start()
+
+
+def _fds() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+def _dirs() -> set[str]:
+    return set(glob.glob(os.path.join(tempfile.gettempdir(), "csro-policy-*")))
+
+
+def test_no_leaks_of_processes_dirs_or_fds():
+    gc.collect()
+    fds, dirs = _fds(), _dirs()
+    pids = []
+    for i in range(4):
+        w = PolicyWorker(COUNTER if i != 1 else "class (", "Counter",
+                         SandboxLimits(memory_mb=512, call_seconds=0.3))
+        w.start()
+        pids.append(w._p.proc.pid)
+        if i == 2:
+            w.call([Call(1, "__init__"), Call(1, "fail")])
+            with w:
+                pass
+        elif i == 3:
+            del w  # garbage collection closes it
+            gc.collect()
+        else:
+            w.close()
+    gc.collect()
+    assert _fds() == fds
+    assert _dirs() == dirs
+    assert not any(os.path.exists(f"/proc/{p}") for p in pids)
+
+
+def test_output_is_captured_and_bounded():
+    lim = SandboxLimits(memory_mb=512, output_bytes=1000)
+    with PolicyWorker(COUNTER, "Counter", lim) as w:
+        w.call([Call(1, "__init__"), Call(1, "shout", ("hello from the policy",))])
+        assert "hello from the policy" in w.output()
+        w.call([Call(1, "shout", ("x" * 100_000,))] * 20)
+        out = w.output()
+        assert len(out.encode()) <= 1100 and "bytes dropped" in out
+        assert out.startswith("hello from the policy")
+
+
+# ---------------------------------------------------------------- the sandbox's properties
+
+def test_isolation_mode():
+    mode = isolation_mode()
+    assert mode in ("netns", "userns", "hook")
+    if os.geteuid() == 0 and os.path.exists("/usr/bin/unshare"):
+        assert mode == "netns"
+    with pytest.raises(ConfigError):
+        PolicyWorker(COUNTER, "Counter", isolation="docker")
+    if mode != "userns":
+        with pytest.raises(SandboxError):
+            PolicyWorker(COUNTER, "Counter", isolation="userns")
+
+
+def test_hook_mode_runs_policies():
+    with PolicyWorker(COUNTER, "Counter", LIMITS, isolation="hook") as w:
+        assert w.isolation == "hook"
+        assert w.call([Call(1, "__init__"), Call(1, "count")]) == [None, 0]
+
+
+def test_worker_environment_limits_and_identity(monkeypatch):
+    monkeypatch.setenv("CSRO_TEST_SECRET", "sk-do-not-leak-1234")
+    src = textwrap.dedent('''
+        import os, resource
+        class P:
+            def act(self):
+                R = resource
+                return {"env": dict(os.environ), "cwd": os.getcwd(), "uid": os.getuid(),
+                        "as": R.getrlimit(R.RLIMIT_AS)[0], "cpu": R.getrlimit(R.RLIMIT_CPU)[0],
+                        "fsize": R.getrlimit(R.RLIMIT_FSIZE)[0],
+                        "core": R.getrlimit(R.RLIMIT_CORE)[0],
+                        "nproc": R.getrlimit(R.RLIMIT_NPROC)[0]}
+    ''')
+    with PolicyWorker(src, "P", LIMITS) as w:
+        r = w.call([Call(0, "__init__"), Call(0, "act")])[1]
+        assert "sk-do-not-leak" not in repr(r) and "CSRO_TEST_SECRET" not in r["env"]
+        assert set(r["env"]) <= {"PYTHONHASHSEED", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                                 "MKL_NUM_THREADS", "LC_ALL"}
+        assert r["cwd"] == w.workdir and os.listdir(w.workdir) == []
+        assert r["as"] == 512 * 2 ** 20 and r["cpu"] == 20
+        assert r["fsize"] == 0 and r["core"] == 0 and r["nproc"] == 0
+        if os.geteuid() == 0:
+            assert r["uid"] != 0 and r["uid"] != os.getuid()
+
+
+def test_deterministic_hashing_and_seeded_random():
+    src = "import random\nclass P:\n    def act(self):\n        return [hash('abc'), random.random()]\n"
+
+    def run(seed):
+        with PolicyWorker(src, "P", LIMITS, seed=seed) as w:
+            return w.call([Call(0, "__init__"), Call(0, "act")])[1]
+    a, b, c = run(1), run(1), run(2)
+    assert a == b and a[0] == c[0] and a[1] != c[1]
+
+
+def test_two_workers_are_separate_processes():
+    with PolicyWorker(COUNTER, "Counter", LIMITS) as a, \
+            PolicyWorker(COUNTER, "Counter", LIMITS) as b:
+        a.call([Call(1, "__init__"), Call(1, "act", ({"legal": ["x", "y"]},))])
+        b.call([Call(1, "__init__")])
+        assert a.call([Call(1, "count")]) == [1] and b.call([Call(1, "count")]) == [0]
+        assert a._p.proc.pid != b._p.proc.pid
+
+
+def test_netns_worker_sees_no_network_interface():
+    """Kernel-level check, independent of the audit hook: only a (down) loopback exists."""
+    if isolation_mode() == "hook":
+        pytest.skip("no network namespace on this machine")
+    assert returns("[list(x) for x in __import__('socket').if_nameindex()]") == [[1, "lo"]]
+
+
+ORPHAN_PARENT = textwrap.dedent('''
+    import sys
+    from csro.policies import Call, PolicyWorker, SandboxLimits
+    src = "import time\\nclass P:\\n    def act(self):\\n        time.sleep(120)\\n"
+    w = PolicyWorker(src, "P", SandboxLimits(memory_mb=512, call_seconds=300))
+    assert w.start() is None
+    print(w._p.proc.pid, flush=True)
+    w.call([Call(0, "__init__"), Call(0, "act")])
+''')
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+
+
+def test_worker_dies_with_its_parent():
+    import subprocess
+    import sys
+    parent = subprocess.Popen([sys.executable, "-c", ORPHAN_PARENT], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        pid = int(parent.stdout.readline())
+        time.sleep(0.2)  # the worker is now sleeping inside act()
+        assert not _gone(pid)
+        parent.kill()
+        parent.wait()
+        deadline = time.monotonic() + 5
+        while not _gone(pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert _gone(pid)
+    finally:
+        parent.kill()
+        parent.wait()
