@@ -46,7 +46,9 @@ CASES = [
     Case("os_system", "os.system('touch ' + MARKER)", (R.FORBIDDEN,), check="marker"),
     Case("os_execv", "os.execv('/bin/sh', ['sh', '-c', 'touch ' + MARKER])", (R.FORBIDDEN,),
          check="marker"),
-    Case("posixsubprocess", "import _posixsubprocess\nreturn 'rock'", (R.FORBIDDEN,)),
+    Case("posixsubprocess", "import _posixsubprocess\n_posixsubprocess.fork_exec("
+         "['/bin/sh'], [b'/bin/sh'], True, (), None, None, -1, -1, -1, -1, -1, -1, -1, -1,"
+         " False, False, None, None, None, -1, None, False)\nreturn 'rock'", (R.FORBIDDEN,)),
     Case("raw_thread", "import _thread\n_thread.start_new_thread(os.fork, ())\nreturn 'rock'",
          (R.FORBIDDEN,)),
     Case("threading_escape", "import threading\nthreading.Thread(target=lambda: "
@@ -144,6 +146,11 @@ CASES = [
     Case("settrace", "sys.settrace(lambda *a: None)\nreturn 'rock'", (R.FORBIDDEN,)),
     Case("crafted_code_object", "c = (lambda: 0).__code__\n"
          "return c.replace(co_code=b'\\x00' * len(c.co_code))", (R.FORBIDDEN,)),
+    Case("swap_code", "def f():\n    pass\nf.__code__ = (lambda: 1).__code__\nreturn 'rock'",
+         (R.FORBIDDEN,)),
+    Case("marshal_crafted_code", "import marshal\n"
+         "return marshal.loads(marshal.dumps((lambda: 0).__code__)) and 'rock'",
+         (R.FORBIDDEN,)),
     Case("raise_rlimit", "import resource\n"
          "resource.setrlimit(resource.RLIMIT_CPU, (10 ** 6, 10 ** 6))", (R.FORBIDDEN,)),
 ]

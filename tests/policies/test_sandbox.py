@@ -354,3 +354,26 @@ def test_worker_dies_with_its_parent():
     finally:
         parent.kill()
         parent.wait()
+
+
+def test_unprivileged_worker_path(monkeypatch):
+    """The worker as a non-root caller starts it: no uid drop, imports from the real paths."""
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    src = ("import os\nclass P:\n    def act(self):\n        import numpy, statistics\n"
+           "        return [int(numpy.arange(4).sum()), statistics.median([1, 2, 3])]\n"
+           "    def peek(self):\n        return open('/etc/hostname').read()\n")
+    with PolicyWorker(src, "P", LIMITS, isolation="hook") as w:
+        r = w.call([Call(0, "__init__"), Call(0, "act"), Call(0, "peek")])
+        assert r[:2] == [None, [6, 2]]
+        assert r[2].reason is Reason.FORBIDDEN
+
+
+def test_subprocess_imports_but_cannot_run():
+    r = returns("__import__('subprocess').run(['true']).returncode")
+    assert r.reason is Reason.FORBIDDEN and "subprocess.Popen" in r.detail
+    assert returns("__import__('asyncio').__name__") == "asyncio"
+
+
+def test_a_worker_that_cannot_set_up_raises_sandbox_error():
+    with pytest.raises(SandboxError, match="could not set up"):
+        PolicyWorker(COUNTER, "Counter", SandboxLimits(memory_mb=16)).start()

@@ -116,11 +116,12 @@ class _Process:
         self.proc: subprocess.Popen | None = None
         self.fds: list[int] = []
         self.workdir: str | None = None
-        self.status: tuple[int, float] | None = None  # (wait status, CPU seconds) once reaped
+        self.status: tuple[int, float, int] | None = None  # (wait status, CPU s, max RSS KiB)
+        self.owner = os.getpid()  # a forked child must not kill or reap its parent's workers
 
     def reap(self, block: bool) -> bool:
         """Collect the exit status; True once the process is gone."""
-        if self.status is not None or self.proc is None:
+        if self.status is not None or self.proc is None or os.getpid() != self.owner:
             return True
         try:
             pid, status, usage = os.wait4(self.proc.pid, 0 if block else os.WNOHANG)
@@ -129,12 +130,12 @@ class _Process:
         if pid == 0:
             return False
         cpu = usage.ru_utime + usage.ru_stime if usage is not None else 0.0
-        self.status = (status, cpu)
+        self.status = (status, cpu, usage.ru_maxrss if usage is not None else 0)
         self.proc.returncode = os.waitstatus_to_exitcode(status) if usage else -1
         return True
 
     def kill(self) -> None:
-        if self.proc is not None and self.status is None:
+        if self.proc is not None and self.status is None and os.getpid() == self.owner:
             try:
                 os.kill(self.proc.pid, signal.SIGKILL)
             except ProcessLookupError:
@@ -161,6 +162,10 @@ class PolicyWorker:
     in order: the method's plain-data return value, or a ``Forfeit``. ``seed`` seeds the
     worker's ``random`` module (string hashing is always seeded with 0), so that a policy that
     never seeds behaves the same from run to run.
+
+    One PolicyWorker is used by one thread at a time; different workers are independent.
+    Call arguments must be JSON data (a TypeError/ValueError for anything else is the
+    caller's bug, raised before anything is sent).
     """
 
     def __init__(self, source: str, class_name: str, limits: SandboxLimits = SandboxLimits(),
@@ -381,16 +386,17 @@ class PolicyWorker:
     def _exit_reason(self, eof: bool = False) -> Forfeit | None:
         """Why the worker stopped: None if it is still running (and no EOF was seen)."""
         p = self._p
-        for _ in range(50 if eof else 1):  # an EOF comes with the exit; allow it ~50 ms
+        waits = [0.001 * 1.5 ** i for i in range(14)] if eof else [0.0]  # ~0.5 s in all
+        for wait in waits:  # an EOF comes with the exit, give a loaded machine a moment
             if p.reap(block=False):
                 break
-            time.sleep(0.001)
+            time.sleep(wait)
         else:
             if not eof:
                 return None
             return Forfeit(Reason.MALFORMED, "the worker closed its reply channel")
         self._drain_output()
-        status, cpu = p.status
+        status, cpu, rss_kib = p.status
         tail = self.output()[-300:]
         tail = f"; output: …{tail}" if tail.strip() else ""
         if os.WIFSIGNALED(status):
@@ -399,6 +405,9 @@ class PolicyWorker:
                                          cpu >= self.limits.cpu_seconds - 0.05):
                 return Forfeit(Reason.CPU_LIMIT, f"CPU time limit of "
                                                  f"{self.limits.cpu_seconds} s exceeded")
+            if sig == signal.SIGKILL and rss_kib * 1024 >= 0.9 * self.limits.memory_mb * 2**20:
+                return Forfeit(Reason.MEMORY, f"killed while using {rss_kib // 1024} MB "
+                                              f"(memory limit {self.limits.memory_mb} MB)")
             return Forfeit(Reason.CRASH, f"killed by {signal.Signals(sig).name}{tail}")
         code = os.WEXITSTATUS(status)
         if not self._ready:  # no policy code has run yet: the machine's fault, not the policy's

@@ -52,6 +52,7 @@ import builtins
 # because numpy imports it, and every ctypes operation is refused by the audit hook anyway.
 import math, random, collections, itertools, functools, heapq, bisect, re, string  # noqa: E401,F401
 import typing, dataclasses, enum, copy, operator, ctypes  # noqa: E401,F401
+import _posixsubprocess  # loaded here only to be replaced by a stub below
 
 EXIT_SETUP, EXIT_CHANNEL, EXIT_MEMORY = 70, 71, 72
 UID_BASE = 2_000_000_000
@@ -72,6 +73,10 @@ def _setup(cfg):
     _limit(resource.RLIMIT_CORE, 0)
     _limit(resource.RLIMIT_FSIZE, 0)
     _limit(resource.RLIMIT_NOFILE, 64)
+    try:  # headroom for reading and compiling the policy, or the limit is unusable
+        bytearray(16 * 1024 * 1024)
+    except MemoryError:
+        raise RuntimeError("memory_mb=%d leaves no room to run a policy" % cfg["memory_mb"])
     random.seed(cfg["seed"])
     sys.dont_write_bytecode = True
 
@@ -108,12 +113,12 @@ def _setup(cfg):
                        (sys.modules.get("posix"), ("mkfifo", "mknod", "pidfd_open")),
                        (sys.modules.get("signal"), ("pidfd_send_signal",)),
                        (sys.modules.get("_signal"), ("pidfd_send_signal",)),
+                       (_posixsubprocess, ("fork_exec",)),
                        (sys.modules.get("_thread"), ("start_new_thread", "start_new")),
                        (sys.modules.get("threading"), ("_start_new_thread",))):
         for name in names:
             if mod is not None and hasattr(mod, name):
                 setattr(mod, name, _stub("%s.%s" % (mod.__name__, name)))
-    sys.modules.pop("_posixsubprocess", None)
     readable = tuple(d for pair in dirs for d in pair)
     readable += ("/dev/null", "/dev/urandom")
     return readable
@@ -133,14 +138,14 @@ os.remove os.rmdir os.rename os.mkdir os.symlink os.link os.chmod os.chown os.tr
 os.utime os.chdir os.chflags os.lchflags os.setxattr os.removexattr os.chroot
 mmap.__new__ resource.setrlimit resource.prlimit sys.addaudithook sys.settrace sys.setprofile
 sys._current_frames sys._current_exceptions gc.get_objects gc.get_referrers gc.get_referents
-code.__new__ tempfile.mkstemp tempfile.mkdtemp sqlite3.connect dbm.open webbrowser.open
+tempfile.mkstemp tempfile.mkdtemp sqlite3.connect dbm.open webbrowser.open
 urllib.Request http.client.connect ftplib.connect smtplib.connect poplib.connect
 imaplib.open telnetlib.Telnet.open nntplib.connect
 """.split())
 _DENY_PREFIX = ("os.exec", "os.spawn", "os.posix_spawn", "subprocess.", "ctypes.", "socket.",
                 "shutil.", "_winapi.", "winreg.")
 _DENY_IMPORT = frozenset("""
-_posixsubprocess _testcapi _testinternalcapi _xxsubinterpreters _xxinterpchannels
+_testcapi _testinternalcapi _xxsubinterpreters _xxinterpchannels
 _ctypes_test _testmultiphase _testbuffer _testsinglephase _multiprocessing _posixshmem
 """.split())
 _WRITE_FLAGS = (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_EXCL
@@ -149,11 +154,12 @@ _WRITE_FLAGS = (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND 
 
 def _make_hook(readable, rec, *, type=type, str=str, bytes=bytes, int=int, len=len,
                PermissionError=PermissionError, getframe=sys._getframe,
-               bc_code=None, deny=_DENY, deny_prefix=_DENY_PREFIX, deny_import=_DENY_IMPORT,
+               bc_code=None, flags_code=types.coroutine.__code__, deny=_DENY, deny_prefix=_DENY_PREFIX, deny_import=_DENY_IMPORT,
                write_flags=_WRITE_FLAGS, tname=type.__dict__["__name__"].__get__):
     """The audit hook. Everything it uses is bound here (closure/defaults), none of it is a
     global or builtin the policy could patch, and it never calls the policy's objects: each
-    argument's exact type is checked before it is used."""
+    argument's exact type is checked before it is used. Code objects may be made or swapped
+    only by ``types.coroutine`` (it sets a flag) and unmarshalled only by importlib."""
     exact = frozenset(readable)
     under = tuple(d + "/" for d in readable)
     file_events = frozenset(("open", "os.listdir", "os.scandir"))
@@ -190,8 +196,12 @@ def _make_hook(readable, rec, *, type=type, str=str, bytes=bytes, int=int, len=l
             if type(args[0]) is not str or args[0] in deny_import:
                 why = "this module is not allowed in the sandbox"
         elif ev == "object.__setattr__":
-            if type(args[1]) is not str or args[1] == "__code__":
+            if type(args[1]) is not str or (args[1] == "__code__"
+                                            and getframe(1).f_code is not flags_code):
                 why = "replacing code objects is not allowed"
+        elif ev == "code.__new__":
+            if getframe(1).f_code is not flags_code:
+                why = "making code objects is not allowed"
         elif ev == "marshal.loads" or ev == "marshal.load":
             if getframe(1).f_code is not bc_code:
                 why = "loading marshalled code is not allowed"
