@@ -17,7 +17,8 @@ Before it reads the policy source, the worker, in this order:
    process and file, and imports later through ``/proc/self/fd/N`` (the stdlib may live under
    a directory that only root can traverse);
 3. sets RLIMIT_NPROC 0 (after the drop, since root ignores it): no fork, no threads;
-4. removes a few unaudited process/file primitives (``pidfd_send_signal``, ``mkfifo``, ...);
+4. replaces the few process/file primitives that raise no audit event (``mkfifo``,
+   ``pidfd_send_signal``, thread start, ``_posixsubprocess.fork_exec``) by stubs that do;
 5. installs an audit hook (``sys.addaudithook``; Python code cannot remove it) that refuses
    process creation, signals, sockets, ctypes, file writes/removals/renames, reads outside
    the Python path, frame/object-graph introspection that could reach the worker, and a few
@@ -46,7 +47,6 @@ import resource
 import traceback
 import linecache
 import types
-import builtins
 
 # Pre-imported (cheap) so that policies get them without touching the disk; ctypes is here
 # because numpy imports it, and every ctypes operation is refused by the audit hook anyway.
@@ -54,7 +54,7 @@ import math, random, collections, itertools, functools, heapq, bisect, re, strin
 import typing, dataclasses, enum, copy, operator, ctypes  # noqa: E401,F401
 import _posixsubprocess  # loaded here only to be replaced by a stub below
 
-EXIT_SETUP, EXIT_CHANNEL, EXIT_MEMORY = 70, 71, 72
+EXIT_SETUP, EXIT_CHANNEL = 70, 71
 UID_BASE = 2_000_000_000
 MAX_DEPTH = 64
 DETAIL_CHARS = 1500
@@ -133,8 +133,8 @@ def _stub(name, audit=sys.audit):
 
 # Refused outright (exact event names, then prefixes).
 _DENY = frozenset("""
-csro.forbidden os.system os.fork os.forkpty os.kill os.killpg signal.pthread_kill pty.spawn os.startfile
-os.remove os.rmdir os.rename os.mkdir os.symlink os.link os.chmod os.chown os.truncate
+csro.forbidden os.system os.fork os.forkpty os.kill os.killpg signal.pthread_kill pty.spawn
+os.startfile os.remove os.rmdir os.rename os.mkdir os.symlink os.link os.chmod os.chown os.truncate
 os.utime os.chdir os.chflags os.lchflags os.setxattr os.removexattr os.chroot
 mmap.__new__ resource.setrlimit resource.prlimit sys.addaudithook sys.settrace sys.setprofile
 sys._current_frames sys._current_exceptions gc.get_objects gc.get_referrers gc.get_referents
@@ -154,8 +154,9 @@ _WRITE_FLAGS = (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND 
 
 def _make_hook(readable, rec, *, type=type, str=str, bytes=bytes, int=int, len=len,
                PermissionError=PermissionError, getframe=sys._getframe,
-               bc_code=None, flags_code=types.coroutine.__code__, deny=_DENY, deny_prefix=_DENY_PREFIX, deny_import=_DENY_IMPORT,
-               write_flags=_WRITE_FLAGS, tname=type.__dict__["__name__"].__get__):
+               bc_code=None, flags_code=types.coroutine.__code__, deny=_DENY,
+               deny_prefix=_DENY_PREFIX, deny_import=_DENY_IMPORT, write_flags=_WRITE_FLAGS,
+               tname=type.__dict__["__name__"].__get__):
     """The audit hook. Everything it uses is bound here (closure/defaults), none of it is a
     global or builtin the policy could patch, and it never calls the policy's objects: each
     argument's exact type is checked before it is used. Code objects may be made or swapped
@@ -209,12 +210,13 @@ def _make_hook(readable, rec, *, type=type, str=str, bytes=bytes, int=int, len=l
             why = "not allowed in the sandbox"
         if why is None:
             return
+        rec.append("%s: %s" % (ev, why))  # first, so that nothing below can lose the record
         if ev == "csro.forbidden":
             ev, args = args[0], ()
-        shown = ", ".join([repr(a)[:200] if type(a) is str or type(a) is int else
+        shown = ", ".join([repr(a[:200]) if type(a) is str else
+                           repr(a) if type(a) is int and -(1 << 64) < a < (1 << 64) else
                            "<%s>" % tname(type(a)) for a in args[:2]])
-        detail = "%s(%s): %s" % (ev, shown, why)
-        rec.append(detail)
+        rec[-1] = detail = "%s(%s): %s" % (ev, shown, why)
         raise PermissionError("csro sandbox: forbidden: " + detail)
 
     return hook
