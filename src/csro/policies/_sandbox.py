@@ -25,6 +25,12 @@ Isolation (``isolation=`` / ``isolation_mode()``), strongest available first:
            alone, and, when not root, the worker shares the caller's uid. A determined
            attacker who defeats a Python audit hook (crafted bytecode) could then reach the
            network or signal same-uid processes. Root still drops to its own uid.
+
+Residual exposure even in "netns" mode, for a policy that defeats the audit hook: files that
+every user may read, filesystem Unix sockets that every user may connect to, and empty files
+in world-writable directories (RLIMIT_FSIZE stops any content). A worker started from the
+main thread is killed with its parent (PR_SET_PDEATHSIG); one started from another thread
+exits when the parent's end of its request pipe closes, or at its CPU limit.
 """
 
 from __future__ import annotations

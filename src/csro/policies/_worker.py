@@ -7,6 +7,8 @@ A standalone script (it imports nothing from csro), started by the parent as::
 with an empty environment (plus fixed thread-count and hash-seed variables), stdin from
 /dev/null, stdout+stderr into a pipe the parent drains, an empty read-only working directory,
 and two dedicated pipes (request in, reply out) passed by fd number in CONFIG_JSON.
+``-P -s`` rather than ``-I``: the parent builds the whole environment itself, and leaving
+out ``-E`` is what lets it fix PYTHONHASHSEED (set iteration order) for reproducible runs.
 
 Before it reads the policy source, the worker, in this order:
 
