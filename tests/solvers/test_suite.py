@@ -57,6 +57,8 @@ def test_run_suite_writes_curves_plots_and_ranks(tmp_path):
     assert result.mean_ranks() == {"cfr": 2.0, "cfr+": 1.0}
     summary = (tmp_path / "summary.csv").read_text()
     assert "(mean rank)" in summary
+    trees = list(csv.DictReader((tmp_path / "trees.csv").open()))
+    assert [(t["name"], t["nodes"]) for t in trees] == [("kuhn_2p", "58"), ("goofspiel_3", "418")]
 
 
 @pytest.mark.integration

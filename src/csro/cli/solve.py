@@ -122,8 +122,10 @@ def suite(
             on_start=lambda g, a: start(f"{a} on {g.name}", iterations),
             progress=advance,
         )
-    Console().print(summary_table(result))
-    Console().print(f"wrote {out / 'curves.csv'}, {out / 'summary.csv'} and one PNG per game")
+    console = Console(width=None if sys.stdout.isatty() else 200)  # no wrapping in logs
+    console.print(summary_table(result))
+    console.print(f"wrote {out / 'curves.csv'}, {out / 'summary.csv'}, {out / 'trees.csv'} "
+                  "and one PNG per game")
 
 
 def summary_table(result) -> Table:
@@ -131,7 +133,7 @@ def summary_table(result) -> Table:
     algos = result.config.algos
     ranks = result.ranks()
     table = Table(title=f"exploitability after {result.config.iterations} iterations (rank)")
-    table.add_column("game")
+    table.add_column("game", no_wrap=True)
     for a in algos:
         table.add_column(a, justify="right")
     for g in result.config.games:

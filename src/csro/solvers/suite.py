@@ -14,8 +14,9 @@ Named sets (``GAME_SETS``):
 ``run_suite`` runs each algorithm on each game for K iterations, records the exploitability
 of the average policy at log-spaced checkpoints, and writes into the output folder:
 ``curves.csv`` (game, game_string, algo, iteration, nash_conv, exploitability, seconds),
-``summary.csv`` (final exploitability and rank per game and algorithm), and one log-log plot
-per game, ``<game>.png``, with every algorithm on it. Ranks are per game (1 = lowest final
+``summary.csv`` (final exploitability and rank per game and algorithm), ``trees.csv`` (tree
+sizes and build times), and one log-log plot per game, ``<game>.png``, with every algorithm
+on it. Ranks are per game (1 = lowest final
 exploitability; ties share the average rank); the mean rank is over the games.
 """
 
@@ -215,7 +216,18 @@ def run_suite(
             _plot_game(game, config, runs, out / f"{game.name}.png")
     result = SuiteResult(config, runs, sizes)
     _write_summary(result, out / "summary.csv")
+    _write_trees(sizes, out / "trees.csv")
     return result
+
+
+def _write_trees(sizes: dict[str, dict], path: Path) -> None:
+    fields = ["game", "players", "nodes", "terminals", "infosets", "depth", "max_actions",
+              "megabytes", "build_seconds"]
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=["name", *fields])
+        writer.writeheader()
+        for name, summary in sizes.items():
+            writer.writerow({"name": name, **{k: summary[k] for k in fields}})
 
 
 def _write_summary(result: SuiteResult, path: Path) -> None:

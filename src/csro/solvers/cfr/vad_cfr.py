@@ -28,6 +28,8 @@ policy stays uniform, as in the source.
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 from scipy.signal import lfilter
 
@@ -39,6 +41,8 @@ from csro.solvers.cfr._hooks import (
     max_abs_regret,
     normalize_rows,
 )
+
+log = logging.getLogger(__name__)
 
 EWMA_DECAY = 0.1
 MAX_EXPECTED_REGRET = 2.0
@@ -132,5 +136,8 @@ class VADAverage(PolicyAccumulator):
 
 
 def vad_cfr(horizon: int) -> Variant:
-    """VAD-CFR (``horizon`` unused: the 500-iteration warm start is fixed in the source)."""
+    """VAD-CFR (``horizon`` only checked: the 500-iteration warm start is fixed in the source)."""
+    if horizon <= WARMUP:
+        log.warning("vad-cfr averages nothing before iteration %d (its warm start); with %d "
+                    "iterations its average policy stays uniform", WARMUP, horizon)
     return Variant("vad-cfr", VADRegret(), VADPolicy(), VADAverage())
