@@ -135,18 +135,24 @@ class PRDSolver(MetaSolver):
     def _project(self, g: _StackedGame, z: np.ndarray) -> np.ndarray:
         """Each player's part of ``z`` projected onto its gamma-capped simplex.
 
-        Fast path: the projection is ``max(z - theta_p, gamma)``; if clamping exactly the
-        entries already below gamma and shifting the rest by the same theta keeps the rest
-        at or above gamma, that is the projection (KKT conditions hold). Else sort per player.
+        The projection is ``max(z - theta_p, gamma)`` with theta_p >= 0 (the replicator step
+        keeps each sum at 1, so clamping only adds mass). Vectorised fixed-point search for
+        the clamped set (Michelot 1986): start with the entries below gamma, shift the rest
+        by the theta that restores the sum, add any entry the shift pushes below gamma,
+        repeat; the set only grows, so a few rounds suffice. Sort per player as a fallback.
         """
         gamma = self.gamma
         low = z < gamma
-        n_free = g.per_player(~low)
-        if n_free.min() > 0:
-            theta = g.per_player(np.where(low, gamma - z, 0.0)) / n_free
-            out = np.where(low, gamma, z - theta)
-            if out.min() >= gamma * (1.0 - 1e-12):
-                return out
+        for _ in range(8):
+            n_free = g.per_player(~low)
+            if n_free.min() <= 0:
+                break
+            theta = (g.per_player(np.where(low, gamma, z)) - 1.0) / n_free
+            shifted = z - theta
+            newly = ~low & (shifted < gamma)
+            if not newly.any():
+                return np.where(low, gamma, shifted)
+            low |= newly
         return np.concatenate([project_capped_simplex(x, gamma) for x in g.split(z)])
 
 
