@@ -15,23 +15,11 @@ from csro.cli import psro_exact as _psro_exact  # noqa: F401,E402
 
 
 def main() -> None:
-    """Entry point: run the app; a CsroError is one line on stderr and exit code 2."""
+    """Entry point. Usage errors exit 2 (click); a CsroError is one line on stderr, exit 2."""
     try:
-        app(standalone_mode=False)
+        app()
     except CsroError as exc:
         if state["debug"]:
             raise
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
-    except SystemExit:
-        raise
-    except Exception as exc:  # click usage errors are handled below
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            sys.exit(2)
-        if isinstance(exc, click.exceptions.Abort):
-            print("aborted", file=sys.stderr)
-            sys.exit(130)
-        raise

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import List, Optional
 
 import typer
@@ -17,7 +18,7 @@ from csro.evaluation import exact_exploitability, resolve, unique_names
 from csro.evaluation.trace import play_traced
 from csro.games import list_games, load_game
 
-console = Console()
+console = Console(width=None if sys.stdout.isatty() else 160)
 
 
 @app.command("games")

@@ -1,7 +1,8 @@
 """The one match runner: batched lockstep play, parallel over processes, seeded.
 
-Matches are grouped into *chunks*: all matches of one focal policy for one match index
-(e.g. a policy's match #3 against each of the 43 RoShamBo bots). A chunk is played in
+Matches are grouped into *chunks*: the matches of one focal policy for a block of match
+indices against all its opponents (e.g. a policy's match #3 against each of the 43
+RoShamBo bots, or its matches #0-63 against one opponent). A chunk is played in
 lockstep by one runner process: every round, the pending requests of all its matches
 are gathered and each sandboxed policy answers all of its requests in **one** worker
 round trip (``PolicyWorker.call``); trusted built-ins answer in-process. Chunks are
@@ -84,20 +85,32 @@ def derive_seed(*parts: object) -> int:
     return int.from_bytes(digest[:8], "big") >> 1
 
 
+CHUNK_TARGET = 64  # matches per chunk to aim for: enough to amortise a worker start
+
+
 def plan_chunks(game_name: str, num_players: int, pairs: Sequence[tuple[PolicySpec, PolicySpec]],
                 matches: int, seed: int, limits: SandboxLimits) -> list[Chunk]:
     """Chunks for ``matches`` matches of each (policy, opponent) pair.
 
+    A chunk holds one policy's matches for a block of match indices against all of its
+    opponents, the block sized so a chunk has about ``CHUNK_TARGET`` matches (one index
+    against the 43 RRPS bots; 64 indices against a single opponent). The layout depends on
+    the pairs and ``matches`` only, never on the number of processes.
+
     Two-player games alternate seats (the policy is seat 0 in even matches); in
     n-player games the policy takes seat ``m % n`` and the opponent fills the others.
     """
+    opponents_of: dict[str, int] = {}
+    for policy, _ in pairs:
+        opponents_of[policy.name] = opponents_of.get(policy.name, 0) + 1
     by_key: dict[tuple[str, int], list[MatchJob]] = {}
     for policy, opponent in pairs:
+        block = max(1, CHUNK_TARGET // opponents_of[policy.name])
         for m in range(matches):
             focal = m % num_players
             seats = tuple(SeatRef.of(policy if s == focal else opponent) for s in range(num_players))
             job = MatchJob(seats, derive_seed(seed, policy.name, opponent.name, m))
-            by_key.setdefault((policy.name, m), []).append(job)
+            by_key.setdefault((policy.name, m // block), []).append(job)
     return [Chunk(game_name, tuple(jobs), limits) for _, jobs in sorted(by_key.items())]
 
 
@@ -128,15 +141,19 @@ def run_chunks(chunks: Sequence[Chunk], processes: int | None = None,
 
 
 def record(table: PayoffTable, results: Sequence[MatchResult]) -> None:
-    """Add match results to a payoff table, both directions of every pairing."""
+    """Add match results to a payoff table, both directions of every pairing.
+
+    A self-play match (every seat the same policy) is recorded once, from seat 0, as the
+    published RRPS bot table does (row player's return).
+    """
     for res in results:
         names = res.policies
+        if len(set(names)) == 1:
+            reason = res.forfeit[1] if res.forfeit else None
+            table.add(names[0], names[0], res.returns[0], reason)
+            continue
         for seat, name in enumerate(names):
-            others = [s for s in range(len(names)) if names[s] != name]
-            if not others:  # self-play: every seat is the same policy
-                opponent = name
-            else:
-                opponent = names[others[0]]
+            opponent = next(names[s] for s in range(len(names)) if names[s] != name)
             reason = res.forfeit[1] if res.forfeit and res.forfeit[0] == seat else None
             table.add(name, opponent, res.returns[seat], reason)
 
@@ -169,6 +186,7 @@ def play_chunk(chunk: Chunk, observer: Observer | None = None) -> list[MatchResu
     workers: dict[str, PolicyWorker] = {}
     start_failure: dict[str, Forfeit] = {}
     seats: list[list[_Seat]] = []
+    match_seconds = chunk.limits.match_seconds
 
     def lose(m: int, seat: int, failure: Forfeit) -> None:
         if forfeits[m] is None and not matches[m].over:
@@ -183,41 +201,60 @@ def play_chunk(chunk: Chunk, observer: Observer | None = None) -> list[MatchResu
                     row.append(_Seat(builtin=builtins[ref.builtin].instance(s, derive_seed(job.seed, s))))
                     continue
                 if ref.name not in workers and ref.name not in start_failure:
-                    worker = PolicyWorker(ref.source, ref.class_name, chunk.limits)
+                    worker = PolicyWorker(ref.source, ref.class_name, chunk.limits,
+                                          seed=derive_seed(job.seed, ref.name) % 2**32)
                     failure = worker.start()
                     if failure is None:
                         workers[ref.name] = worker
                     else:
                         worker.close()
                         start_failure[ref.name] = failure
-                row.append(_Seat(worker=workers.get(ref.name), instance=len(seats) * 16 + s))
-            seats.append(row)
-        # Compile failures forfeit at once; the others construct their instances.
-        for m, job in enumerate(chunk.jobs):
-            for s, ref in enumerate(job.seats):
                 if ref.name in start_failure:
                     lose(m, s, start_failure[ref.name])
-        _round_trip(
-            [(m, s, "__init__", ()) for m, row in enumerate(seats) for s, seat in enumerate(row)
-             if seat.worker is not None and forfeits[m] is None],
-            seats, matches, chunk.limits, lose, wants_action=None)
-        while True:
-            active = [(m, matches[m].pending()) for m in range(len(matches)) if forfeits[m] is None]
-            active = [(m, reqs) for m, reqs in active if reqs]
-            if not active:
-                break
-            calls = [(m, r.seat, r.method, r.args) for m, reqs in active for r in reqs
-                     if seats[m][r.seat].worker is not None]
-            legal = {(m, r.seat): r.legal for m, reqs in active for r in reqs}
-            replies = _round_trip(calls, seats, matches, chunk.limits, lose, wants_action=legal)
-            for m, reqs in active:
+                row.append(_Seat(worker=workers.get(ref.name), instance=m * len(job.seats) + s))
+            seats.append(row)
+        _construct(seats, forfeits, lose)
+        live = list(range(len(matches)))
+        while live:
+            still, rounds, batches = [], [], {}
+            for m in live:
                 if forfeits[m] is not None:
                     continue
-                answers = []
-                for r in reqs:
-                    seat = seats[m][r.seat]
-                    answers.append(seat.builtin.respond(r, matches[m]) if seat.builtin is not None
-                                   else replies.get((m, r.seat)))
+                reqs = matches[m].pending()
+                if not reqs:
+                    continue
+                still.append(m)
+                row = seats[m]
+                answers = [None] * len(reqs)
+                rounds.append((m, reqs, answers))
+                for i, r in enumerate(reqs):
+                    seat = row[r.seat]
+                    if seat.builtin is not None:
+                        answers[i] = seat.builtin.respond(r, matches[m])
+                        continue
+                    batch = batches.get(seat.worker)
+                    if batch is None:
+                        batch = batches[seat.worker] = ([], [])
+                    batch[0].append((m, r, seat, answers, i))
+                    batch[1].append(Call(seat.instance, r.method, r.args))
+            live = still
+            for worker, (items, calls) in batches.items():
+                started = time.perf_counter()
+                results = worker.call(calls)
+                elapsed = time.perf_counter() - started
+                for (m, r, seat, answers, i), result in zip(items, results):
+                    seat.spent += elapsed
+                    if result.__class__ is Forfeit:
+                        lose(m, r.seat, result)
+                    elif seat.spent > match_seconds:
+                        lose(m, r.seat, Forfeit(Reason.TIMEOUT, f"match wall-clock limit {match_seconds}s exceeded"))
+                    elif r.legal is not None and result.__class__ is not str:
+                        lose(m, r.seat, Forfeit(Reason.MALFORMED, f"{r.method} returned {type(result).__name__}, not a string"))
+                    else:
+                        answers[i] = result
+            for m, reqs, answers in rounds:
+                if forfeits[m] is not None:
+                    continue
                 if observer is not None:
                     observer(m, reqs, answers)
                 try:
@@ -233,31 +270,15 @@ def play_chunk(chunk: Chunk, observer: Observer | None = None) -> list[MatchResu
     ]
 
 
-def _round_trip(calls, seats, matches, limits: SandboxLimits, lose, wants_action) -> dict:
-    """Send each worker its calls in one batch; forfeit seats whose call failed.
-
-    Returns replies keyed by (match, seat). ``wants_action`` maps (match, seat) to the
-    legal strings of an ``act`` request (None for notifications); a non-string reply to
-    an action request is MALFORMED.
-    """
-    by_worker: dict[int, tuple[PolicyWorker, list]] = {}
-    for m, s, method, args in calls:
-        seat = seats[m][s]
-        by_worker.setdefault(id(seat.worker), (seat.worker, []))[1].append((m, s, method, args))
-    replies = {}
-    for worker, items in by_worker.values():
-        started = time.perf_counter()
-        results = worker.call([Call(seats[m][s].instance, method, args) for m, s, method, args in items])
-        elapsed = time.perf_counter() - started
-        for (m, s, method, _), result in zip(items, results):
-            seat = seats[m][s]
-            seat.spent += elapsed
+def _construct(seats: list[list[_Seat]], forfeits: list, lose) -> None:
+    """Create every code policy's instances (one batched ``__init__`` call per worker)."""
+    batches: dict[PolicyWorker, list[tuple[int, int]]] = {}
+    for m, row in enumerate(seats):
+        for s, seat in enumerate(row):
+            if seat.worker is not None and forfeits[m] is None:
+                batches.setdefault(seat.worker, []).append((m, s))
+    for worker, items in batches.items():
+        results = worker.call([Call(seats[m][s].instance, "__init__") for m, s in items])
+        for (m, s), result in zip(items, results):
             if isinstance(result, Forfeit):
                 lose(m, s, result)
-            elif seat.spent > limits.match_seconds:
-                lose(m, s, Forfeit(Reason.TIMEOUT, f"match wall-clock limit {limits.match_seconds}s exceeded"))
-            elif wants_action is not None and wants_action.get((m, s)) is not None and not isinstance(result, str):
-                lose(m, s, Forfeit(Reason.MALFORMED, f"act returned {type(result).__name__}, not a string"))
-            else:
-                replies[(m, s)] = result
-    return replies

@@ -7,6 +7,7 @@ OpenSpiel game string played through the generic ``Agent`` API (``games.generic`
 
 from __future__ import annotations
 
+import difflib
 import functools
 import re
 
@@ -81,9 +82,11 @@ def load_game(name: str) -> CodeGame:
 
     short = re.match(r"[^(]*", name).group(0).strip()
     if short not in pyspiel.registered_names():
+        close = difflib.get_close_matches(short, ["rrps", "leduc", *pyspiel.registered_names()], n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise GameError(
-            f"unknown game {name!r}; csro games: rrps, leduc; OpenSpiel games: "
-            + ", ".join(sorted(pyspiel.registered_names()))
+            f"unknown game {name!r}{hint} (`csro games` lists the named games; any OpenSpiel "
+            f"game string also works, {len(pyspiel.registered_names())} are registered)"
         )
     try:
         with quiet_stderr():

@@ -81,6 +81,10 @@ class UniformRandom(BuiltinPolicy):
     def instance(self, seat: int, seed: int) -> BuiltinInstance:
         return _UniformInstance(seed)
 
+    def action_probabilities(self, info_state: str, player: int, legal: Sequence[int]) -> dict[int, float]:
+        """The exact policy (uniform over ``legal``), for exact exploitability."""
+        return {a: 1.0 / len(legal) for a in legal}
+
 
 def sample_from(actions: Sequence[str], probs: Sequence[float], u: float) -> str:
     """The action at quantile ``u`` of the distribution ``probs`` over ``actions``."""

@@ -64,6 +64,24 @@ _ENV = {"PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "
 _encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
 
 
+def _encode_calls(seq: int, calls: Sequence[Call]) -> bytes:
+    """The request frame body ``[seq, [[instance, method, args], ...]]`` as JSON bytes.
+
+    Runners pass the same observation objects to many calls of a batch (e.g. every RRPS
+    match after the same joint action), so each distinct ``args`` object is encoded once
+    per batch; the result is byte-for-byte what encoding the whole list would give.
+    """
+    memo: dict[int, str] = {}
+    parts = []
+    for c in calls:
+        key = id(c.args)
+        text = memo.get(key)
+        if text is None:
+            text = memo[key] = _encode(c.args)
+        parts.append(f"[{int(c.instance)},{_encode(c.method)},{text}]")
+    return f"[{seq},[{','.join(parts)}]]".encode()
+
+
 def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
 
@@ -260,7 +278,7 @@ class PolicyWorker:
         if n == 0:
             return []
         self._seq += 1
-        body = _encode([self._seq, [[c.instance, c.method, c.args] for c in calls]]).encode()
+        body = _encode_calls(self._seq, calls)
         try:
             frame = self._exchange(len(body).to_bytes(4, "big") + body,
                                    time.monotonic() + self.limits.call_seconds)

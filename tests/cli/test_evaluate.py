@@ -1,0 +1,61 @@
+"""The eval/exploit/play/games commands, run as a user would (a real subprocess)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+CSRO = [sys.executable, "-m", "csro"]
+
+
+def run(*args, check=True):
+    proc = subprocess.run([*CSRO, *args], capture_output=True, text=True, timeout=600)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"exit {proc.returncode}: {proc.stderr}")
+    return proc
+
+
+def test_games_lists_rrps_and_leduc():
+    out = json.loads(run("games", "--json").stdout)
+    names = [g["name"] for g in out]
+    assert "rrps" in names and "leduc" in names
+
+
+def test_eval_json_shape():
+    out = json.loads(run("eval", "--game", "rrps", "--policy", "builtin:greenberg",
+                         "--policy", "examples/policies/rrps_frequency.py",
+                         "--opponents", "builtin:rotatebot,builtin:randbot", "--matches", "2", "--json").stdout)
+    assert [r["policy"] for r in out["results"]] == ["builtin:greenberg", "rrps_frequency"]
+    for entry in out["results"]:
+        assert set(entry) >= {"policy", "pop_return", "pop_expl", "agg_score", "ci95", "matches",
+                              "per_opponent", "forfeits"}
+        assert entry["matches"] == 4
+        assert set(entry["per_opponent"]) == {"builtin:rotatebot", "builtin:randbot"}
+
+
+def test_exploit_uniform_random_kuhn():
+    out = json.loads(run("exploit", "--game", "kuhn_poker", "--policy", "builtin:random", "--json").stdout)
+    assert out["nash_conv"] == pytest.approx(11 / 12, abs=1e-9)
+    assert out["exploitability"] == pytest.approx(11 / 24, abs=1e-9)
+
+
+def test_play_prints_a_trace():
+    out = run("play", "--game", "kuhn_poker", "examples/policies/kuhn_simple.py", "builtin:random").stdout
+    assert "act ->" in out and "kuhn_simple" in out
+
+
+@pytest.mark.parametrize("args, needle", [
+    (("eval", "--game", "no_such_game", "--policy", "builtin:random"), "no_such_game"),
+    (("eval", "--game", "rrps", "--policy", "missing_file.py"), "missing_file.py"),
+    (("eval", "--game", "rrps", "--policy", "builtin:nobody"), "builtin:nobody"),
+    (("eval", "--game", "rrps", "--policy", "builtin:randbot", "--matches", "0"), "matches"),
+    (("exploit", "--game", "kuhn_poker", "--policy", "builtin:random", "--sigma", "x"), "--sigma"),
+    (("eval", "--bogus-flag"), "bogus"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, needle):
+    proc = run(*args, check=False)
+    assert proc.returncode == 2
+    assert needle in proc.stderr
+    assert "Traceback" not in proc.stderr

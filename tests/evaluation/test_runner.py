@@ -1,0 +1,110 @@
+"""The match runner: reproducibility, batching, forfeits, seats, real sandbox workers."""
+
+import pytest
+
+from csro.evaluation import evaluate, resolve
+from csro.evaluation.policy_ref import code_policy
+from csro.evaluation.runner import plan_chunks, run_chunks
+from csro.games import load_game
+from csro.policies import SandboxLimits
+
+FAST = SandboxLimits(call_seconds=5.0, match_seconds=30.0)
+
+ROCK_ONLY = """
+class Agent:
+    def act(self, observation):
+        return 'ROCK'
+"""
+
+SYNTAX_ERROR = "class Agent:\n    def act(self, observation) return 'ROCK'\n"
+
+ILLEGAL = """
+class Agent:
+    def act(self, observation):
+        return 'LIZARD'
+"""
+
+NOT_A_STRING = """
+class Agent:
+    def act(self, observation):
+        return 42
+"""
+
+COPY_OPPONENT = """
+class Agent:
+    def __init__(self):
+        self.n = 0
+    def act(self, observation):
+        self.n += 1
+        return observation['opponent_action'] or 'PAPER'
+"""
+
+
+@pytest.fixture(scope="module")
+def rrps():
+    return load_game("rrps")
+
+
+def _bots(game, names):
+    return [resolve(f"builtin:{n}", game) for n in names]
+
+
+def test_same_seed_same_returns_whatever_the_processes(rrps):
+    policy = code_policy("copy", COPY_OPPONENT, rrps)
+    opponents = _bots(rrps, ["rotatebot", "randbot", "greenberg"])
+    one = evaluate(rrps, [policy], opponents, matches=2, seed=7, processes=1, limits=FAST)
+    two = evaluate(rrps, [policy], opponents, matches=2, seed=7, processes=2, limits=FAST)
+    assert [r.returns for r in one.results] == [r.returns for r in two.results]
+    other = evaluate(rrps, [policy], opponents, matches=2, seed=8, processes=1, limits=FAST)
+    assert [r.seed for r in other.results] != [r.seed for r in one.results]
+
+
+def test_rock_only_loses_to_paper_everything(rrps):
+    rock = code_policy("rock", ROCK_ONLY, rrps)
+    result = evaluate(rrps, [rock], _bots(rrps, ["rotatebot"]), matches=2, processes=1, limits=FAST)
+    # rotatebot cycles R, P, S: rock ties, loses, wins in turn -> about 0 over 1000 throws.
+    assert abs(result.scores[0].pop_return) <= 2
+    assert result.table.forfeits("rock") == {}
+
+
+@pytest.mark.parametrize("source, reason", [
+    (SYNTAX_ERROR, "compile_error"),
+    (ILLEGAL, "illegal_action"),
+    (NOT_A_STRING, "malformed"),
+])
+def test_a_failing_policy_forfeits_and_the_others_complete(rrps, source, reason):
+    bad = code_policy("bad", source, rrps)
+    good = code_policy("good", COPY_OPPONENT, rrps)
+    result = evaluate(rrps, [bad, good], _bots(rrps, ["rotatebot", "randbot"]), matches=2, processes=2, limits=FAST)
+    bad_score, good_score = result.scores
+    assert result.table.forfeits("bad") == {reason: 4}
+    assert bad_score.pop_return == -1000  # a forfeit scores the game's minimum
+    assert result.table.forfeits("good") == {}
+    assert result.table.count("good", "builtin:randbot") == 2
+    assert result.forfeit_details("bad")[0]["reason"] == reason
+
+
+def test_two_player_seats_alternate(rrps):
+    policy, bot = code_policy("rock", ROCK_ONLY, rrps), _bots(rrps, ["rotatebot"])[0]
+    chunks = plan_chunks("rrps", 2, [(policy, bot)], 4, 0, FAST)
+    seats = [job.seats[0].name for chunk in chunks for job in chunk.jobs]
+    assert seats == ["rock", "builtin:rotatebot", "rock", "builtin:rotatebot"]
+    results = run_chunks(chunks, processes=1)
+    assert all(sum(r.returns) == 0 for r in results)
+
+
+def test_leduc_code_policy_against_population():
+    leduc = load_game("leduc")
+    policy = resolve("examples/policies/leduc_simple.py", leduc)
+    opponents = [resolve("builtin:always_call", leduc), resolve("builtin:always_fold", leduc)]
+    result = evaluate(leduc, [policy], opponents, matches=2, processes=1, limits=FAST)
+    assert result.table.forfeits(policy.name) == {}
+    assert result.scores[0].matches == 4
+
+
+def test_generic_kuhn_with_code_policy():
+    kuhn = load_game("kuhn_poker")
+    policy = resolve("examples/policies/kuhn_simple.py", kuhn)
+    result = evaluate(kuhn, [policy], [resolve("builtin:random", kuhn)], matches=600, processes=2, limits=FAST)
+    assert result.table.forfeits(policy.name) == {}
+    assert result.scores[0].pop_return > 0  # a sensible Kuhn policy beats uniform random
