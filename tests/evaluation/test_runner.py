@@ -108,3 +108,26 @@ def test_generic_kuhn_with_code_policy():
     result = evaluate(kuhn, [policy], [resolve("builtin:random", kuhn)], matches=600, processes=2, limits=FAST)
     assert result.table.forfeits(policy.name) == {}
     assert result.scores[0].pop_return > 0  # a sensible Kuhn policy beats uniform random
+
+
+HOSTILE = {
+    "fork": ("import os\nclass Agent:\n    def act(self, o):\n        os.fork()\n        return 'ROCK'\n", "forbidden"),
+    "loop": ("class Agent:\n    def act(self, o):\n        while True:\n            pass\n", "timeout"),
+    "exit": ("import sys\nclass Agent:\n    def act(self, o):\n        sys.exit(3)\n", "crash"),
+    "passwd": ("class Agent:\n    def act(self, o):\n        return open('/etc/passwd').read(8)\n", "forbidden"),
+    "raises": ("class Agent:\n    def act(self, o):\n        return 1 / 0\n", "exception"),
+    "memory": ("class Agent:\n    def act(self, o):\n        x = [bytearray(10**7) for _ in range(10**4)]\n", "memory"),
+}
+
+
+def test_hostile_policies_forfeit_in_a_real_evaluation_and_the_good_one_completes(rrps):
+    limits = SandboxLimits(call_seconds=1.0, memory_mb=384, match_seconds=30.0)
+    hostile = [code_policy(name, src, rrps) for name, (src, _) in HOSTILE.items()]
+    good = code_policy("good", COPY_OPPONENT, rrps)
+    result = evaluate(rrps, [*hostile, good], _bots(rrps, ["rotatebot", "randbot"]), matches=1,
+                      processes=2, limits=limits)
+    for name, (_, reason) in HOSTILE.items():
+        assert result.table.forfeits(name) == {reason: 2}, name
+    assert result.table.forfeits("good") == {}
+    assert result.table.count("good", "builtin:rotatebot") == 1
+    assert result.scores[-1].pop_return > -1000
