@@ -73,3 +73,24 @@ def test_cli_suite(tmp_path):
         [sys.executable, "-c", "from csro.cli import main; main()", "suite", "--games", "nope",
          "--out", str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and bad.stderr.startswith("error: unknown game set")
+
+
+# Tree sizes documented in docs/solvers.md (OpenSpiel 2.0.2).
+DOCUMENTED_NODES = {
+    "kuhn_2p": 58, "kuhn_3p": 617, "kuhn_4p": 7886, "kuhn_5p": 116437, "leduc_2p": 9457,
+    "leduc_3p": 1831601, "goofspiel_3": 418, "goofspiel_4": 26773, "goofspiel_5": 3346656,
+    "goofspiel_4_3p": 653141, "liars_dice_4": 8181, "liars_dice_5": 51181,
+    "liars_dice_6": 294883, "blotto_4c3f": 241, "blotto_5c3f_3p": 9724,
+    "battleship_2x2_s1": 2581, "battleship_2x2_s2": 58709, "battleship_3x2_s2": 72675,
+}
+
+
+@pytest.mark.slow
+def test_documented_tree_sizes():
+    from csro.solvers.cfr import build_tree
+
+    assert set(DOCUMENTED_NODES) == set(GAMES)
+    for name, nodes in DOCUMENTED_NODES.items():
+        tree = build_tree(GAMES[name].game)
+        assert tree.num_nodes == nodes, name
+        assert tree.level_aligned, name  # the vectorised best response applies
