@@ -65,7 +65,7 @@ def test_meta_game_cells_match_openspiel_policy_value(kuhn_psro):
 
 def test_incremental_meta_game_equals_full_recomputation(kuhn_psro):
     psro, _ = kuhn_psro
-    full = psro._cells(psro._reach)
+    full = psro._cells(psro._plans)
     for m, f in zip(psro.meta_game, full):
         np.testing.assert_allclose(m, f, atol=1e-14)
 
@@ -105,6 +105,15 @@ def test_psro_nash_kuhn_converges():
     assert result.nash_conv[-1] < 1e-3
     assert [len(s) for s in result.sigmas] == [10, 10]
     assert result.meta_game[0].shape == (10, 10)
+
+
+def test_psro_nash_leduc_improves():
+    result = run_psro_exact("leduc_poker", iterations=30)
+    # Measured (about 0.03 s per iteration): 4.747 6.833 4.601 5.835 ... 1.441 1.316; PSRO's
+    # NashConv is not monotone, so only the level reached is asserted, with a margin.
+    assert result.nash_conv[0] == pytest.approx(4.747222222222222, abs=1e-9)
+    assert result.nash_conv[-1] < 2.0
+    assert min(result.nash_conv[-10:]) < 1.6
 
 
 def test_psro_three_player_kuhn_runs():

@@ -23,8 +23,10 @@ probability c(z), the returns u(z) and each player's last sequence on the path. 
 of player p is its realisation plan r_p: the product of p's own action probabilities along
 a path. Then, exactly:
 
-- a meta-game cell is ``sum_z c(z) u_k(z) prod_p r_p^{i_p}(z)`` (a matrix product for two
-  players, an einsum for more);
+- a meta-game cell is ``sum_z c(z) u_k(z) prod_p r_p^{i_p}(z)``: for two players
+  ``r_0 A_k r_1`` with the sparse sequence-form payoff matrix A_k, for more an einsum over
+  terminals. Members are stored as realisation plans (sequence-sized), so memory grows by
+  one plan per player per iteration, not by a terminal-sized vector;
 - a sigma-mixture of p's policies is the realisation plan ``sum_i sigma_i r_p^i`` — this *is*
   the reach-weighted behaviour policy that realises the mixed strategy (Kuhn's theorem:
   ``pi(a|I) = sum_i sigma_i r^i(I, a) / sum_i sigma_i r^i(I)``), what OpenSpiel's
@@ -34,6 +36,10 @@ a path. Then, exactly:
 
 Tests check the exact numbers against OpenSpiel's ``policy_aggregator``,
 ``exploitability.nash_conv`` and ``best_response`` on Kuhn poker.
+
+Measured (one shared core): the tree walk takes 0.04 s for Leduc (9,457 histories) and
+10 s for 3-player Leduc (1.8 M histories); a Leduc iteration with the Nash LP takes ~0.03 s,
+so the meta-solver dominates (PRD ~4 s per call on a 30-member Leduc meta-game).
 
 **Deviations / interpretation.** The paper does not say whether the last iteration still
 adds best responses nor how ties among best responses are broken; see items 2–3 and the
@@ -51,6 +57,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 import pyspiel
+from scipy import sparse
 
 from csro.errors import ConfigError, GameError
 from csro.games._common import quiet_stderr
@@ -286,10 +293,19 @@ class ExactPSRO:
         self.tree = SequenceTree(self.game)
         n = self.tree.num_players
         self.populations: list[list[np.ndarray]] = [[] for _ in range(n)]
-        self._reach = [np.zeros((0, self.tree.num_terminals)) for _ in range(n)]
+        # realisation plans of the members, one row each (sequence-sized, not terminal-sized)
+        self._plans = [np.zeros((0, self.tree.num_sequences[p])) for p in range(n)]
         self.meta_game: list[np.ndarray] = [np.zeros((0,) * n) for _ in range(n)]
         # terminal weights c(z) u_k(z), one row per player k
         self._cu = (self.tree.chance[:, None] * self.tree.returns).T
+        if n == 2:
+            # sequence-form payoff matrices: A_k[s0, s1] = sum of c u_k over terminals whose
+            # last sequences are (s0, s1), so a cell is plan_0 @ A_k @ plan_1
+            seq = self.tree.terminal_seq
+            shape = tuple(self.tree.num_sequences)
+            self._seq_payoff = [
+                sparse.csr_matrix((w, (seq[:, 0], seq[:, 1])), shape=shape) for w in self._cu
+            ]
         self.add_policies([self.tree.uniform_policy(p) for p in range(n)])
 
     @property
@@ -301,27 +317,29 @@ class ExactPSRO:
         n = self.num_players
         for p in range(n):
             self.populations[p].append(policies[p])
-            new_reach = self.tree.terminal_reach(p, policies[p])[None, :]
+            new_plan = self.tree.realization(p, policies[p])[None, :]
             # cells with player p's new policy against everyone's current members (the
             # populations of players < p already include their new policies)
-            rows = [self._reach[q] if q != p else new_reach for q in range(n)]
-            slab = self._cells(rows)
+            plans = [self._plans[q] if q != p else new_plan for q in range(n)]
+            slab = self._cells(plans)
             self.meta_game = [np.concatenate([m, s], axis=p) for m, s in zip(self.meta_game, slab)]
-            self._reach[p] = np.vstack([self._reach[p], new_reach])
+            self._plans[p] = np.vstack([self._plans[p], new_plan])
 
-    def _cells(self, rows: Sequence[np.ndarray]) -> list[np.ndarray]:
-        """Payoff tensors ``sum_z c u_k(z) prod_p rows[p][i_p, z]`` for every player k."""
-        if any(len(r) == 0 for r in rows):
-            return [np.zeros([len(r) for r in rows]) for _ in range(self.num_players)]
+    def _cells(self, plans: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Payoff tensors ``sum_z c u_k(z) prod_p r_p^{i_p}(z)`` for the given plan rows."""
+        if any(len(r) == 0 for r in plans):
+            return [np.zeros([len(r) for r in plans]) for _ in range(self.num_players)]
         if self.num_players == 2:
-            return [(rows[0] * w) @ rows[1].T for w in self._cu]
+            return [np.asarray(plans[0] @ (a @ plans[1].T)) for a in self._seq_payoff]
+        rows = [r[:, self.tree.terminal_seq[:, p]] for p, r in enumerate(plans)]
         letters = "abcdefghijklmnopqrstuvwxy"[: self.num_players]
         spec = ",".join(f"{c}z" for c in letters) + ",z->" + letters
         return [np.einsum(spec, *rows, w, optimize=True) for w in self._cu]
 
     def mixture_reach(self, player: int, sigma: np.ndarray) -> np.ndarray:
         """Terminal reach of ``player``'s sigma-mixture (the reach of its behaviour policy)."""
-        return np.asarray(sigma, dtype=np.float64) @ self._reach[player]
+        plan = np.asarray(sigma, dtype=np.float64) @ self._plans[player]
+        return plan[self.tree.terminal_seq[:, player]]
 
     def best_response(self, player: int, sigmas: Sequence[np.ndarray]) -> tuple[np.ndarray, float]:
         """An exact pure best response of ``player`` to the others' mixtures, and its value."""
@@ -339,7 +357,7 @@ class ExactPSRO:
         for p in range(self.num_players):
             _, br_value = self.best_response(p, sigmas)
             total += br_value - float(joint @ self.tree.returns[:, p])
-        return total
+        return 0.0 if -1e-12 < total < 0.0 else total  # round-off below an exact 0
 
     def mixture_policy(self, sigmas: Sequence[np.ndarray]):
         """The behaviour policies realising the mixtures, as one OpenSpiel ``TabularPolicy``.
@@ -350,9 +368,7 @@ class ExactPSRO:
         """
         policies = []
         for p in range(self.num_players):
-            plan = sum(s * self.tree.realization(p, pol)
-                       for s, pol in zip(np.asarray(sigmas[p], dtype=np.float64),
-                                         self.populations[p]))
+            plan = np.asarray(sigmas[p], dtype=np.float64) @ self._plans[p]
             policies.append(self.tree.behaviour_policy(p, plan))
         return self.tree.to_tabular(policies)
 
