@@ -318,6 +318,11 @@ def build_tree(game_string: str, max_nodes: int = 20_000_000) -> GameTree:
         if row is None:
             row = keys[player][key] = len(actions[player])
             actions[player].append(legal)
+        elif actions[player][row] != legal:
+            raise GameError(
+                f"game {game_string!r}: information state {key!r} has different legal actions "
+                "in different histories"
+            )
         infoset.append(row)
         for j in range(len(legal) - 1, -1, -1):
             stack.append((state.child(legal[j]), node, j, dep + 1, 1.0))
