@@ -31,3 +31,15 @@ def test_marginal_order_in_asymmetric_shapes():
         x, y = solver.solve([a, b])
         np.testing.assert_allclose(x, [0.0, 1.0], atol=1e-3)
         np.testing.assert_allclose(y, [0.0, 0.0, 1.0], atol=1e-3)
+
+
+def test_single_epsilon_computation_and_option_errors():
+    from csro.errors import ConfigError
+
+    for s in AlphaRankSolver(epsilon=1e-4).solve(RPS):
+        np.testing.assert_allclose(s, np.full(3, 1 / 3), atol=1e-6)
+    with pytest.raises(ConfigError, match="not both"):
+        AlphaRankSolver(alpha=1.0, epsilon=0.1)
+    # finite alpha so large that OpenSpiel's fixation probabilities overflow
+    with pytest.raises(ConfigError, match="smaller"):
+        AlphaRankSolver(alpha=1e6).solve(100.0 * RPS)
