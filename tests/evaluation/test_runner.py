@@ -116,7 +116,7 @@ HOSTILE = {
     "exit": ("import sys\nclass Agent:\n    def act(self, o):\n        sys.exit(3)\n", "crash"),
     "passwd": ("class Agent:\n    def act(self, o):\n        return open('/etc/passwd').read(8)\n", "forbidden"),
     "raises": ("class Agent:\n    def act(self, o):\n        return 1 / 0\n", "exception"),
-    "memory": ("class Agent:\n    def act(self, o):\n        x = [bytearray(10**7) for _ in range(10**4)]\n", "memory"),
+    "memory": ("class Agent:\n    def act(self, o):\n        x = bytearray(2 * 1024 ** 3)\n", "memory"),
 }
 
 
