@@ -85,7 +85,8 @@ def derive_seed(*parts: object) -> int:
     return int.from_bytes(digest[:8], "big") >> 1
 
 
-CHUNK_TARGET = 64  # matches per chunk to aim for: enough to amortise a worker start
+CHUNK_TARGET = 128  # matches per chunk to aim for: amortises a worker start and round trips
+MIN_CHUNKS = 2  # per policy, when there are enough matches: something to run in parallel
 
 
 def plan_chunks(game_name: str, num_players: int, pairs: Sequence[tuple[PolicySpec, PolicySpec]],
@@ -93,9 +94,10 @@ def plan_chunks(game_name: str, num_players: int, pairs: Sequence[tuple[PolicySp
     """Chunks for ``matches`` matches of each (policy, opponent) pair.
 
     A chunk holds one policy's matches for a block of match indices against all of its
-    opponents, the block sized so a chunk has about ``CHUNK_TARGET`` matches (one index
-    against the 43 RRPS bots; 64 indices against a single opponent). The layout depends on
-    the pairs and ``matches`` only, never on the number of processes.
+    opponents, the block sized so a chunk has about ``CHUNK_TARGET`` matches (two indices
+    against the 43 RRPS bots, 128 against a single opponent) while each policy still has
+    ``MIN_CHUNKS`` chunks when it has at least that many match indices. The layout depends
+    on the pairs and ``matches`` only, never on the number of processes.
 
     Two-player games alternate seats (the policy is seat 0 in even matches); in
     n-player games the policy takes seat ``m % n`` and the opponent fills the others.
@@ -105,13 +107,21 @@ def plan_chunks(game_name: str, num_players: int, pairs: Sequence[tuple[PolicySp
         opponents_of[policy.name] = opponents_of.get(policy.name, 0) + 1
     by_key: dict[tuple[str, int], list[MatchJob]] = {}
     for policy, opponent in pairs:
-        block = max(1, CHUNK_TARGET // opponents_of[policy.name])
+        block = max(1, min(CHUNK_TARGET // opponents_of[policy.name], -(-matches // MIN_CHUNKS)))
         for m in range(matches):
             focal = m % num_players
             seats = tuple(SeatRef.of(policy if s == focal else opponent) for s in range(num_players))
             job = MatchJob(seats, derive_seed(seed, policy.name, opponent.name, m))
             by_key.setdefault((policy.name, m // block), []).append(job)
     return [Chunk(game_name, tuple(jobs), limits) for _, jobs in sorted(by_key.items())]
+
+
+# "fork" starts a pool process in milliseconds, with csro and pyspiel already imported, and
+# needs no ``if __name__ == "__main__"`` guard in user scripts; "forkserver" costs ~0.6 s of
+# imports per pool. With "fork", CPython's ProcessPoolExecutor starts all its processes
+# up front, before its own manager thread; the children only play chunks, so a caller's
+# threads (e.g. a Rich progress bar) cannot hold a lock they need.
+_START_METHOD = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
 
 
 def run_chunks(chunks: Sequence[Chunk], processes: int | None = None,
@@ -128,7 +138,7 @@ def run_chunks(chunks: Sequence[Chunk], processes: int | None = None,
             if progress:
                 progress(done, total)
     else:
-        ctx = multiprocessing.get_context("forkserver")
+        ctx = multiprocessing.get_context(_START_METHOD)
         with concurrent.futures.ProcessPoolExecutor(max_workers=processes, mp_context=ctx) as pool:
             futures = {pool.submit(play_chunk, chunk): i for i, chunk in enumerate(chunks)}
             for future in concurrent.futures.as_completed(futures):
@@ -215,12 +225,14 @@ def play_chunk(chunk: Chunk, observer: Observer | None = None) -> list[MatchResu
             seats.append(row)
         _construct(seats, forfeits, lose)
         live = list(range(len(matches)))
+        perf_counter, forfeit_cls = time.perf_counter, Forfeit
         while live:
             still, rounds, batches = [], [], {}
             for m in live:
                 if forfeits[m] is not None:
                     continue
-                reqs = matches[m].pending()
+                match = matches[m]
+                reqs = match.pending()
                 if not reqs:
                     continue
                 still.append(m)
@@ -230,7 +242,7 @@ def play_chunk(chunk: Chunk, observer: Observer | None = None) -> list[MatchResu
                 for i, r in enumerate(reqs):
                     seat = row[r.seat]
                     if seat.builtin is not None:
-                        answers[i] = seat.builtin.respond(r, matches[m])
+                        answers[i] = seat.builtin.respond(r, match)
                         continue
                     batch = batches.get(seat.worker)
                     if batch is None:
@@ -239,19 +251,19 @@ def play_chunk(chunk: Chunk, observer: Observer | None = None) -> list[MatchResu
                     batch[1].append(Call(seat.instance, r.method, r.args))
             live = still
             for worker, (items, calls) in batches.items():
-                started = time.perf_counter()
+                started = perf_counter()
                 results = worker.call(calls)
-                elapsed = time.perf_counter() - started
+                elapsed = perf_counter() - started
                 for (m, r, seat, answers, i), result in zip(items, results):
                     seat.spent += elapsed
-                    if result.__class__ is Forfeit:
-                        lose(m, r.seat, result)
-                    elif seat.spent > match_seconds:
-                        lose(m, r.seat, Forfeit(Reason.TIMEOUT, f"match wall-clock limit {match_seconds}s exceeded"))
-                    elif r.legal is not None and result.__class__ is not str:
-                        lose(m, r.seat, Forfeit(Reason.MALFORMED, f"{r.method} returned {type(result).__name__}, not a string"))
-                    else:
-                        answers[i] = result
+                    if result.__class__ is str or (r.legal is None and result.__class__ is not forfeit_cls):
+                        if seat.spent <= match_seconds:
+                            answers[i] = result
+                            continue
+                        result = Forfeit(Reason.TIMEOUT, f"match wall-clock limit {match_seconds}s exceeded")
+                    elif result.__class__ is not forfeit_cls:
+                        result = Forfeit(Reason.MALFORMED, f"{r.method} returned {type(result).__name__}, not a string")
+                    lose(m, r.seat, result)
             for m, reqs, answers in rounds:
                 if forfeits[m] is not None:
                     continue
