@@ -94,3 +94,16 @@ def test_documented_tree_sizes():
         tree = build_tree(GAMES[name].game)
         assert tree.num_nodes == nodes, name
         assert tree.level_aligned, name  # the vectorised best response applies
+
+
+def test_noise_level_exploitabilities_tie():
+    from csro.solvers.suite import SuiteResult
+
+    class Run:
+        def __init__(self, e):
+            self.exploitability = e
+
+    config = SuiteConfig(resolve_games("kuhn_2p"), ("cfr", "cfr+", "dcfr"), 10, "unused")
+    result = SuiteResult(config, {("kuhn_2p", "cfr"): Run(5.5e-17), ("kuhn_2p", "cfr+"): Run(-5e-18),
+                                  ("kuhn_2p", "dcfr"): Run(1e-9)}, {})
+    assert result.ranks()["kuhn_2p"] == {"cfr": 1.5, "cfr+": 1.5, "dcfr": 3.0}

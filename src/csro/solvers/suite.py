@@ -17,7 +17,8 @@ of the average policy at log-spaced checkpoints, and writes into the output fold
 ``summary.csv`` (final exploitability and rank per game and algorithm), ``trees.csv`` (tree
 sizes and build times), and one log-log plot per game, ``<game>.png``, with every algorithm
 on it. Ranks are per game (1 = lowest final
-exploitability; ties share the average rank); the mean rank is over the games.
+exploitability; ties share the average rank; values below ``RANK_ZERO`` = 1e-13 are
+floating-point noise and tie at 0); the mean rank is over the games.
 """
 
 from __future__ import annotations
@@ -155,7 +156,6 @@ class SuiteResult:
         out = {}
         for g in self.config.games:
             values = [self.final(g.name, a) for a in self.config.algos]
-            # values within 1e-12 relative of each other are ties (last-bit noise)
             keys = [_rank_key(v) for v in values]
             out[g.name] = dict(zip(self.config.algos, rankdata(keys).tolist()))
         return out
@@ -168,10 +168,18 @@ class SuiteResult:
         }
 
 
+#: Exploitabilities below this count as 0 when ranking: with utilities of order 1 they are
+#: floating-point noise (NashConv is a difference of values of order 1).
+RANK_ZERO = 1e-13
+
+
 def _rank_key(value: float) -> float:
+    """Ranking key: noise-level values tie at 0; others compare on 12 significant digits."""
     if not math.isfinite(value):
         return math.inf
-    return float(f"{max(value, 0.0):.12e}")
+    if value < RANK_ZERO:
+        return 0.0
+    return float(f"{value:.12e}")
 
 
 def run_suite(
