@@ -1,0 +1,212 @@
+"""The run configuration of ``csro run``: YAML in, validated pydantic models out.
+
+The shape follows the CSRO loop of Hennes et al. (arXiv 2603.10098): ``iterations`` is the
+paper's K (20 there), ``oracle.max_refinements`` its M (10 there), ``oracle.context`` its
+opponent conditioning (code / description / both; all / top-k with k = 5 / minimum support,
+whose threshold the paper does not give: 0.05 is our choice). Every other field is ours and
+its default is what we found to work on a 2-core machine with the embedded model.
+
+Unknown keys are errors (a typo must not silently fall back to a default). A bad value
+raises ``ConfigError`` with one line naming the field, e.g.
+``config field oracle.max_refinements: Input should be greater than or equal to 0``.
+"""
+
+from __future__ import annotations
+
+import pathlib
+from typing import Any, Literal, Sequence
+
+import pydantic
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from csro.errors import ConfigError
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ContextConfig(_Section):
+    """What the oracle's prompt says about the opponents (the paper's opponent conditioning)."""
+
+    opponents: Literal["code", "description", "both"] = Field(
+        "code", description="show sigma's support as raw code, as an LLM-written description "
+                            "(a separate, cached call), or both")
+    filter: Literal["all", "top_k", "min_support"] = Field(
+        "top_k", description="which policies of sigma's support to show")
+    k: int = Field(5, ge=1, description="top_k: how many, by sigma weight (5 worked best in the paper)")
+    min_support: float = Field(0.05, gt=0, le=1, description="min_support: the weight threshold")
+    self_explain: bool = Field(True, description="ask for a docstring and comments describing the strategy")
+
+
+class OracleConfig(_Section):
+    """The best-response oracle: how policies are written and improved."""
+
+    kind: Literal["zero_shot", "linear_refinement", "reflect"] = Field(
+        "linear_refinement", description="zero_shot: one proposal per iteration; "
+        "linear_refinement: refine while u < 0 and j < M; reflect: act-observe-rewrite")
+    max_refinements: int = Field(10, ge=0, description="M: refinement (or reflection) rounds at most")
+    context: ContextConfig = ContextConfig()
+    samples: int = Field(1, ge=1, le=16, description="programs drawn per proposal; the best valid one is kept")
+    max_repairs: int = Field(2, ge=0, description="times a program that fails its check is sent back with the error")
+    prompt: Literal["prefill", "example", "plain"] = Field(
+        "prefill", description="prefill: the reply is started with the class header; example: a "
+        "worked example in the prompt; plain: the request only")
+    grammar_fallback: bool = Field(True, description="after failed repairs, one grammar-constrained sample (embedded only)")
+    max_tokens: int = Field(1024, ge=64, description="completion budget of one call")
+
+
+class LLMConfig(_Section):
+    """The LLM provider. API keys are read from the environment variable named here, never stored."""
+
+    provider: Literal["embedded", "openai", "gemini", "anthropic", "files", "replay"] = Field(
+        "embedded", description="embedded: llama.cpp in-process, offline (the default)")
+    model: str | None = Field("qwen2.5-coder-0.5b", description="provider-specific model name")
+    path: str | None = Field(None, description="files: the folder of replies; replay: the earlier run's DIR")
+    base_url: str | None = Field(None, description="openai/gemini/anthropic: the server's base URL")
+    api_key_env: str | None = Field(None, description="the environment variable holding the API key")
+    temperature: float = Field(0.8, ge=0, le=2)
+    concurrency: int = Field(2, ge=1, le=64, description="LLM calls in flight at once")
+    timeout_s: float = Field(300.0, gt=0, description="one attempt's time limit")
+    retries: int = Field(3, ge=0, description="retries on 429, 5xx and timeouts, with exponential backoff")
+    backoff_s: float = Field(1.0, ge=0, description="the first retry's delay (doubled each time)")
+    threads: int | None = Field(None, ge=1, description="embedded: llama.cpp threads (None: 1 if another job holds a core)")
+
+    @field_validator("path")
+    @classmethod
+    def _no_empty_path(cls, v: str | None) -> str | None:
+        if v is not None and not v.strip():
+            raise ValueError("must be a non-empty path or null")
+        return v
+
+
+class EvaluationConfig(_Section):
+    """Evaluation of the sigma-mixture against the game's evaluation population."""
+
+    population: Literal["default"] | list[str] = Field(
+        "default", description="default: the game's population (the 43 RoShamBo bots, Leduc's "
+                               "CFR+/AlwaysCall/AlwaysFold); or a list of policy references")
+    matches_per_opponent: int = Field(10, ge=1)
+    every_iteration: bool = Field(True, description="score sigma after every iteration (each policy's "
+                                                    "row is played once), for the metrics over iterations")
+    exact_nash_conv: bool = Field(True, description="the exact NashConv of the final mixture where the game allows it")
+
+
+class ExecutionConfig(_Section):
+    """Where matches run. The result does not depend on it."""
+
+    backend: Literal["local", "ray"] = "local"
+    address: str | None = Field(None, description="ray: the cluster address (None: start a local instance)")
+    processes: int | None = Field(None, ge=1, description="local: pool size (None: the CPU count)")
+
+
+class SandboxConfig(_Section):
+    """Limits of each sandboxed policy worker (see docs/sandbox.md)."""
+
+    memory_mb: int = Field(1024, ge=64)
+    call_seconds: float = Field(5.0, gt=0)
+    match_seconds: float = Field(60.0, gt=0)
+    cpu_seconds: int = Field(120, ge=1)
+
+
+class RunConfig(_Section):
+    """One CSRO run (Algorithm 1 of the paper, with our defaults)."""
+
+    game: str = Field("rrps", description="rrps | leduc | any OpenSpiel game string")
+    iterations: int = Field(20, ge=1, description="K: PSRO iterations")
+    seed: int = Field(0, ge=0)
+    initial_policy: str = Field("builtin:random", description="builtin:NAME or a policy file")
+    matches_per_cell: int = Field(4, ge=1, description="matches per payoff-table cell (and per candidate evaluation)")
+    meta_solver: str = Field("nash", description="any meta-solver of csro.solvers.meta")
+    oracle: OracleConfig = OracleConfig()
+    llm: LLMConfig = LLMConfig()
+    evaluation: EvaluationConfig = EvaluationConfig()
+    execution: ExecutionConfig = ExecutionConfig()
+    sandbox: SandboxConfig = SandboxConfig()
+
+    @field_validator("meta_solver")
+    @classmethod
+    def _known_solver(cls, v: str) -> str:
+        from csro.solvers.meta import META_SOLVERS
+
+        if v not in META_SOLVERS:
+            raise ValueError(f"unknown meta-solver {v!r}; known: {', '.join(sorted(META_SOLVERS))}")
+        return v
+
+    @field_validator("game")
+    @classmethod
+    def _non_empty_game(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("must name a game")
+        return v.strip()
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.to_dict(), sort_keys=False)
+
+
+def _first_error(exc: pydantic.ValidationError) -> str:
+    err = exc.errors()[0]
+    field = ".".join(str(p) for p in err["loc"]) or "(top level)"
+    msg = err["msg"]
+    if err["type"] == "extra_forbidden":
+        msg = "unknown field"
+    more = len(exc.errors()) - 1
+    return f"config field {field}: {msg}" + (f" (and {more} more)" if more else "")
+
+
+def parse_config(data: Any) -> RunConfig:
+    """Validate a mapping (as loaded from YAML) into a ``RunConfig``."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"config must be a mapping of fields, got {type(data).__name__}")
+    try:
+        return RunConfig.model_validate(data)
+    except pydantic.ValidationError as exc:
+        raise ConfigError(_first_error(exc)) from None
+
+
+def apply_overrides(data: dict, overrides: Sequence[str]) -> dict:
+    """``key.path=value`` overrides (value parsed as YAML) applied to a copy of ``data``."""
+    out = yaml.safe_load(yaml.safe_dump(data)) or {}
+    for item in overrides:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--set expects key.path=value, got {item!r}")
+        try:
+            value = yaml.safe_load(raw)
+        except yaml.YAMLError:
+            value = raw
+        node = out
+        parts = key.strip().split(".")
+        for part in parts[:-1]:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise ConfigError(f"--set {key}: {part!r} is not a section")
+            node = child
+        node[parts[-1]] = value
+    return out
+
+
+def load_config(path: str | pathlib.Path, overrides: Sequence[str] = ()) -> RunConfig:
+    """Read, override and validate a YAML config file."""
+    p = pathlib.Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {p}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read config file {p}: {exc}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise ConfigError(f"config file {p} is not valid YAML{where}") from None
+    if data is not None and not isinstance(data, dict):
+        raise ConfigError(f"config file {p} must hold a mapping of fields")
+    return parse_config(apply_overrides(data or {}, overrides))

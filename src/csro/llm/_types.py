@@ -1,0 +1,130 @@
+"""The plain value types of the LLM layer, shared by providers, the client, oracles and the store.
+
+Every call carries a deterministic ``CallKey`` (iteration, oracle step, sample index). The
+``files`` and ``replay`` providers and ``csro resume`` match a reply to its call by this key,
+never by arrival order, so concurrency cannot change a run (design principle of the project;
+the CSRO paper, arXiv 2603.10098, does not discuss reproducibility).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Protocol
+
+
+@dataclasses.dataclass(frozen=True, order=True)
+class CallKey:
+    """Where in a run a call is made.
+
+    Attributes:
+      iteration: the PSRO iteration (0 for calls made before the first one).
+      step: the oracle step, e.g. ``propose``, ``refine-3``, ``repair-0-1``, ``describe``,
+        ``diagnose-2``; unique within an iteration together with ``sample``.
+      sample: the index of a sample drawn for the same step (0 when only one is drawn).
+    """
+
+    iteration: int
+    step: str
+    sample: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.iteration}/{self.step}/{self.sample}"
+
+    @classmethod
+    def parse(cls, text: str) -> "CallKey":
+        """Inverse of ``str``: ``"3/refine-2/0"`` -> ``CallKey(3, "refine-2", 0)``."""
+        iteration, step, sample = text.split("/")
+        return cls(int(iteration), step, int(sample))
+
+
+@dataclasses.dataclass(frozen=True)
+class Message:
+    """One chat message; ``role`` is ``system``, ``user`` or ``assistant``."""
+
+    role: str
+    content: str
+
+
+@dataclasses.dataclass(frozen=True)
+class LLMRequest:
+    """One completion request.
+
+    Attributes:
+      key: the deterministic call key.
+      messages: the chat so far.
+      prefill: text the assistant's reply is started with (e.g. an opening code fence and
+        the policy class header); the model writes the continuation. Providers that cannot
+        prefill natively append it as a trailing assistant message or an instruction.
+      grammar: an optional GBNF grammar that constrains the completion (embedded provider;
+        others ignore it).
+      stop: stop strings.
+      max_tokens: the completion budget.
+      temperature: sampling temperature.
+      seed: sampling seed (the embedded provider is deterministic given it).
+    """
+
+    key: CallKey
+    messages: tuple[Message, ...]
+    prefill: str = ""
+    grammar: str | None = None
+    stop: tuple[str, ...] = ()
+    max_tokens: int = 1024
+    temperature: float = 0.8
+    seed: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class LLMReply:
+    """The outcome of one call, as recorded in the run store.
+
+    ``text`` is the completion *without* the prefill (``full_text`` joins them). When every
+    attempt failed, ``error`` says why and ``text`` is empty; nothing is raised to the oracle.
+    """
+
+    key: CallKey
+    text: str
+    provider: str
+    model: str
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_s: float = 0.0
+    attempts: int = 1
+    error: str | None = None
+    prefill: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def full_text(self) -> str:
+        return self.prefill + self.text
+
+
+class ProviderError(Exception):
+    """A failed provider call. ``retryable`` marks 429, 5xx, timeouts and connection errors."""
+
+    def __init__(self, message: str, *, retryable: bool, status: int | None = None):
+        super().__init__(message)
+        self.retryable = retryable
+        self.status = status
+
+
+class Provider(Protocol):
+    """One LLM backend. ``complete`` makes exactly one attempt (the client retries).
+
+    ``max_concurrency`` caps parallel calls regardless of the configured concurrency
+    (1 for the embedded model, which serves one request at a time); None for no cap.
+    """
+
+    name: str
+    model: str
+    max_concurrency: int | None
+
+    def complete(self, request: LLMRequest, timeout_s: float) -> LLMReply:
+        """One attempt; raises ``ProviderError`` on failure."""
+        ...
+
+    def close(self) -> None:
+        """Release the model, connections or servers."""
+        ...
