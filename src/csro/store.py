@@ -61,6 +61,7 @@ CREATE TABLE matches (
 CREATE TABLE match_policies (
     name TEXT NOT NULL, match INTEGER NOT NULL REFERENCES matches(seq),
     PRIMARY KEY (name, match)) WITHOUT ROWID;
+CREATE INDEX match_policies_by_match ON match_policies (match);
 CREATE TABLE sigmas (
     iteration INTEGER NOT NULL, player INTEGER NOT NULL, names TEXT NOT NULL,
     sigma TEXT NOT NULL, solver TEXT NOT NULL, meta_nash_conv REAL,
@@ -281,20 +282,14 @@ class RunStore:
     def matches(self, phase: str, names: Collection[str] | None = None) -> list[MatchResult]:
         """The results of ``phase`` whose policies are all in ``names`` (if given), in insertion order."""
         _check_phase(phase)
-        sql = "SELECT policies, returns, seed, forfeit FROM matches WHERE phase = ?"
         if names is None:
-            rows = self._read(sql + " ORDER BY seq", (phase,))
+            rows = self._read("SELECT seq, policies, returns, seed, forfeit FROM matches WHERE phase = ? "
+                              "ORDER BY seq", (phase,))
         else:
-            wanted = set(names)
-            rows = self._read(sql + " AND seq IN (SELECT match FROM match_policies WHERE name IN "
-                              "(SELECT value FROM json_each(?))) ORDER BY seq", (phase, _dumps(sorted(wanted), "names")))
-        out = []
-        for policies, returns, seed, forfeit in rows:
-            pols = tuple(json.loads(policies))
-            if names is None or wanted.issuperset(pols):
-                out.append(MatchResult(pols, tuple(json.loads(returns)), seed,
-                                       None if forfeit is None else tuple(json.loads(forfeit))))
-        return out
+            rows = self._read(_MATCHES_AMONG, (_dumps(sorted(set(names)), "names"), phase))
+        return [MatchResult(tuple(json.loads(policies)), tuple(json.loads(returns)), seed,
+                            None if forfeit is None else tuple(json.loads(forfeit)))
+                for _, policies, returns, seed, forfeit in rows]
 
     def match_counts(self) -> dict[str, int]:
         """The number of stored matches per phase."""
@@ -380,6 +375,18 @@ class RunStore:
     def iterations(self) -> list[dict]:
         """The finished iterations in order: ``[{"iteration": k, **data}]``."""
         return [{"iteration": k, **json.loads(d)} for k, d in self._read("SELECT * FROM iterations ORDER BY iteration")]
+
+
+# The matches of phase ?2 among the names of the JSON list ?1: walked from the (name, match)
+# index of the wanted names (CROSS JOIN fixes that loop order), so the cost grows with the
+# matches of those names, not with the phase; a match with any other policy is left out.
+_MATCHES_AMONG = """
+WITH wanted(name) AS (SELECT value FROM json_each(?1))
+SELECT DISTINCT m.seq, m.policies, m.returns, m.seed, m.forfeit
+FROM match_policies AS mp CROSS JOIN matches AS m ON m.seq = mp.match
+WHERE mp.name IN wanted AND m.phase = ?2
+  AND NOT EXISTS (SELECT 1 FROM match_policies AS o WHERE o.match = m.seq AND o.name NOT IN wanted)
+ORDER BY m.seq"""
 
 
 def _check_phase(phase: str) -> None:

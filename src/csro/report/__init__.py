@@ -1,0 +1,17 @@
+"""The HTML report of a run, built from its run store only.
+
+``write_report(DIR)`` writes one self-contained ``DIR/report.html``: the run's header and
+configuration, the final metrics (PopReturn, PopExpl, AggScore with 95% intervals and the
+exact NashConv where present; the metrics of Lanctot et al. arXiv 2303.03196 as used by
+CSRO, Hennes et al. arXiv 2603.10098), plots (metrics and sigma over iterations, the
+population's payoff table, the final mixture against each opponent), every policy with its
+lineage, highlighted source and the LLM exchanges that made it, and the LLM cost and time
+with the reasons candidates were rejected. The layout is ours; the paper has no report.
+
+Everything from the store (policy sources, prompts, replies, event data, names) is
+escaped: LLM-written text is shown, never interpreted.
+"""
+
+from csro.report._page import build_html, write_report
+
+__all__ = ["build_html", "write_report"]

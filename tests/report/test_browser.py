@@ -1,0 +1,58 @@
+"""The report in a real browser (headless Chromium): it renders, its plots are there, and
+the hostile policy's source stays inert text."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+
+import matplotlib.image
+import pytest
+
+from csro.report import write_report
+
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
+
+CHROMIUM_TIMEOUT_S = 120
+
+
+def chromium(tmp_path: pathlib.Path, *args: str) -> subprocess.CompletedProcess:
+    """Run headless Chromium as root with a throw-away profile; fail (not skip) if it is missing."""
+    binary = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
+    if binary is None:
+        pytest.fail("Chromium is not installed: `apt-get install chromium` (CI installs it)")
+    cmd = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+           f"--user-data-dir={tmp_path / 'profile'}", *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=CHROMIUM_TIMEOUT_S)
+    assert proc.returncode == 0, f"chromium failed ({proc.returncode}): {proc.stderr[-2000:]}"
+    return proc
+
+
+def test_dumped_dom(fake_run, tmp_path):
+    url = write_report(fake_run).as_uri()
+    dom = chromium(tmp_path, "--dump-dom", url).stdout
+    for heading in ("Run", "Final metrics", "Plots", "Policies", "LLM cost and time"):
+        assert f"<h2>{heading}</h2>" in dom
+    svgs = re.findall(r"<svg\b.*?</svg>", dom, re.S)
+    assert len(svgs) == 4 and all(svg.count("<path") > 20 for svg in svgs)
+    # inert: no element was made from the policy's text; the text itself is shown, escaped
+    assert "<script" not in dom.lower()
+    assert "<img" not in dom.lower()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in dom
+    assert "&lt;/pre&gt;&lt;img src=x onerror=alert(2)&gt;" in dom
+    assert 'id="policy-p2"' in dom
+
+
+def test_visible_text_and_screenshot(fake_run, tmp_path):
+    path = write_report(fake_run)
+    # the hostile source is visible as text in the rendered page
+    text = chromium(tmp_path, "--dump-dom", f"{path.as_uri()}#policy-p2").stdout
+    assert re.sub(r"<[^>]+>", "", text).count("alert(1)") >= 3  # the docstring, the return value, an info field
+    shot = tmp_path / "report.png"
+    chromium(tmp_path, f"--screenshot={shot}", "--window-size=1280,2400", path.as_uri())
+    pixels = matplotlib.image.imread(shot)
+    assert pixels.shape[:2] == (2400, 1280)
+    assert pixels[..., :3].std() > 0.05  # not a blank page
