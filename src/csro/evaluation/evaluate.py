@@ -7,7 +7,7 @@ match runner and scores every policy with the population metrics.
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from csro.errors import ConfigError
 from csro.evaluation.metrics import PopulationScore, population_score
@@ -16,6 +16,9 @@ from csro.evaluation.policy_ref import PolicySpec
 from csro.evaluation.runner import MatchResult, ProgressFn, plan_chunks, record, run_chunks
 from csro.games import CodeGame
 from csro.policies import SandboxLimits
+
+if TYPE_CHECKING:
+    from csro.evaluation.backends import Backend
 
 
 @dataclasses.dataclass
@@ -52,15 +55,21 @@ def unique_names(specs: Sequence[PolicySpec]) -> list[PolicySpec]:
 
 def evaluate(game: CodeGame, policies: Sequence[PolicySpec], opponents: Sequence[PolicySpec], *,
              matches: int = 10, seed: int = 0, limits: SandboxLimits = SandboxLimits(),
-             processes: int | None = None, progress: ProgressFn | None = None) -> Evaluation:
+             processes: int | None = None, progress: ProgressFn | None = None,
+             backend: Backend | None = None) -> Evaluation:
     """Play ``matches`` matches of every policy against every opponent and score them.
 
     A policy that is also in the opponent list is matched against itself too (the
     published RRPS bot table includes self-play). Policy and opponent names must be unique
     within each list; a policy and an opponent with the same name are the same policy.
+
+    ``backend`` plays the chunks (``csro.evaluation.backends``: a local pool or Ray); None
+    means the local process pool of ``processes`` processes. The results do not depend on it.
     """
     if matches < 1:
         raise ConfigError(f"matches must be at least 1, got {matches}")
+    if backend is not None and processes is not None:
+        raise ConfigError("give processes to the backend (LocalBackend(processes)), not with it")
     if not policies:
         raise ConfigError("no policy to evaluate")
     if not opponents:
@@ -71,7 +80,10 @@ def evaluate(game: CodeGame, policies: Sequence[PolicySpec], opponents: Sequence
             raise ConfigError(f"duplicate {label} names: {names}")
     pairs = [(p, o) for p in policies for o in opponents]
     chunks = plan_chunks(game.name, game.num_players, pairs, matches, seed, limits)
-    results = run_chunks(chunks, processes=processes, progress=progress)
+    if backend is None:
+        results = run_chunks(chunks, processes=processes, progress=progress)
+    else:
+        results = backend.run(chunks, progress=progress)
     table = PayoffTable()
     record(table, results)
     population = [o.name for o in opponents]

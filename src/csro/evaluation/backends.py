@@ -1,0 +1,152 @@
+"""Where the match runner's chunks are played: a local process pool or a Ray cluster.
+
+Hennes et al. (arXiv 2603.10098) evaluate every new policy against the population and the
+evaluation bots, which is most of a CSRO run's compute; the paper does not say how it is
+distributed. Our interpretation: the unit of distribution is the runner's ``Chunk`` (see
+``csro.evaluation.runner``), played by ``play_chunk`` wherever it lands, which starts its
+own sandboxed workers for the code policies it needs. A match's seed is derived from the
+run seed, the policy names and the match index, so the results do not depend on the
+backend, the number of processes or the order in which chunks finish.
+
+* ``LocalBackend``: the runner's fork-started process pool (``run_chunks``), the default.
+* ``RayBackend``: one Ray task per chunk, on a local Ray instance started for the purpose
+  or on an existing cluster (whose nodes need csro installed: ``pip install 'csro[ray]'``).
+  Untrusted code still runs only in ``PolicyWorker`` sandboxes, which the Ray worker
+  process starts exactly as a pool process does.
+"""
+
+from __future__ import annotations
+
+import abc
+import os
+import socket
+from typing import Sequence
+
+from csro.config import ExecutionConfig
+from csro.errors import ConfigError, CsroError
+from csro.evaluation.runner import Chunk, MatchResult, ProgressFn, play_chunk, run_chunks
+
+CONNECT_TIMEOUT_S = 5.0  # to open a TCP connection to a cluster's address
+
+
+class Backend(abc.ABC):
+    """Plays chunks and returns their match results in chunk order (as ``run_chunks``)."""
+
+    @abc.abstractmethod
+    def run(self, chunks: Sequence[Chunk], progress: ProgressFn | None = None) -> list[MatchResult]:
+        """Play every chunk; ``progress(done_matches, total_matches)`` as chunks complete."""
+
+    def close(self) -> None:
+        """Release what the backend holds; idempotent."""
+
+    def __enter__(self) -> Backend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class LocalBackend(Backend):
+    """The runner's process pool on this machine; ``processes`` None means the CPU count."""
+
+    def __init__(self, processes: int | None = None):
+        self.processes = processes
+
+    def run(self, chunks: Sequence[Chunk], progress: ProgressFn | None = None) -> list[MatchResult]:
+        return run_chunks(chunks, processes=self.processes, progress=progress)
+
+
+class RayBackend(Backend):
+    """One Ray task per chunk.
+
+    ``address`` None starts a private local Ray instance with ``num_cpus`` CPUs (default:
+    this machine's CPU count); otherwise it connects to the cluster at ``address`` (e.g.
+    ``127.0.0.1:6379`` or ``ray://host:10001``) and ``num_cpus`` must be None. If Ray is
+    already initialised in this process, that instance is used as it is. ``close`` shuts
+    down or disconnects only what this backend itself started or connected.
+
+    Raises ConfigError when Ray is not installed or the cluster cannot be reached.
+    """
+
+    def __init__(self, address: str | None = None, num_cpus: int | None = None):
+        if address is not None and num_cpus is not None:
+            raise ConfigError("num_cpus is for a local Ray instance; a cluster at an address has its own")
+        self._ray = _import_ray()
+        self._owned = False
+        if not self._ray.is_initialized():
+            if address is not None:
+                _check_reachable(address)
+            kwargs = {"num_cpus": num_cpus or os.cpu_count() or 1} if address is None else {}
+            try:
+                # "local" starts a new instance even if another one (or RAY_ADDRESS) exists.
+                self._ray.init(address=address or "local", ignore_reinit_error=True,
+                               include_dashboard=False, log_to_driver=False,
+                               configure_logging=False, **kwargs)
+            except (ConnectionError, TimeoutError, ValueError, RuntimeError) as exc:
+                where = f"the Ray cluster at {address}" if address else "a local Ray instance"
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise ConfigError(f"cannot start or reach {where}: {first}") from None
+            self._owned = True
+        self._play = self._ray.remote(num_cpus=1)(play_chunk)
+
+    def run(self, chunks: Sequence[Chunk], progress: ProgressFn | None = None) -> list[MatchResult]:
+        ray = self._ray
+        if not ray.is_initialized():
+            raise CsroError("this RayBackend is closed")
+        total = sum(len(c.jobs) for c in chunks)
+        done = 0
+        index = {self._play.remote(chunk): i for i, chunk in enumerate(chunks)}
+        results: list[list[MatchResult]] = [[] for _ in chunks]
+        pending = list(index)
+        try:
+            while pending:
+                ready, pending = ray.wait(pending, num_returns=1)
+                for ref in ready:
+                    i = index[ref]
+                    results[i] = ray.get(ref)
+                    done += len(chunks[i].jobs)
+                    if progress:
+                        progress(done, total)
+        except ray.exceptions.RayTaskError as exc:
+            for ref in pending:
+                ray.cancel(ref)  # a KeyboardInterrupt in the task: play_chunk closes its workers
+            if isinstance(exc.cause, CsroError):  # e.g. SandboxError: this node cannot sandbox
+                raise exc.cause from None
+            raise
+        return [r for chunk_results in results for r in chunk_results]
+
+    def close(self) -> None:
+        if self._owned:
+            self._owned = False
+            self._ray.shutdown()
+
+
+def _import_ray():
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError("the ray execution backend needs Ray: pip install 'csro[ray]'") from None
+    return ray
+
+
+def _check_reachable(address: str) -> None:
+    """Refuse at once a ``[ray://]host:port`` nobody listens at: Ray itself retries for minutes.
+
+    ``auto`` (find the cluster this machine last started) is left to Ray.
+    """
+    if address == "auto":
+        return
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise ConfigError(f"Ray address {address!r} is not host:port, ray://host:port or auto")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as exc:
+        raise ConfigError(f"cannot reach the Ray cluster at {address}: {exc.strerror or exc}") from None
+
+
+def make_backend(execution: ExecutionConfig) -> Backend:
+    """The backend an ``execution`` config section asks for."""
+    if execution.backend == "ray":
+        return RayBackend(address=execution.address)
+    return LocalBackend(processes=execution.processes)
