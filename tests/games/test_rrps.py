@@ -87,6 +87,24 @@ def test_seeded_and_zero_sum(game, play):
     assert len({tuple(play(game, ["random", "randbot"], s)) for s in range(4)}) > 1
 
 
+def test_random_bots_do_not_depend_on_interleaving(game, play):
+    # The runner serves many matches in one process in whatever order sandbox replies
+    # arrive: each bot's random() stream must be its own.
+    names = [["randbot", "r226bot"], ["randbot", "randbot"], ["copybot", "randbot"]]
+    alone = [play(game, seats, seed) for seed, seats in enumerate(names)]
+    table = game.builtins()
+    matches = [game.new_match(seed) for seed in range(len(names))]
+    bots = [[table[n].instance(i, seed * 31 + i) for i, n in enumerate(seats)]
+            for seed, seats in enumerate(names)]
+    order = np.random.default_rng(0)
+    while not all(m.over for m in matches):
+        k = int(order.integers(len(matches)))
+        if not matches[k].over:
+            requests = matches[k].pending()
+            matches[k].answer([bots[k][r.seat].respond(r, matches[k]) for r in requests])
+    assert [m.returns() for m in matches] == alone
+
+
 def test_bots_are_driven_in_sync(game, play):
     # Deterministic opponents give near-maximal returns only if the bot sees the true
     # previous throws (one step per throw, on the pre-throw state). Table: 998.1, 997.2.

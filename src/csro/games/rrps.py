@@ -20,9 +20,11 @@ the previous joint action from ``state.history()``; it needs no ``inform_action`
 
 Our interpretations (the paper is silent):
   * The RoShamBo bots draw their randomness from the C library's process-global
-    ``random()``. A bot instance re-seeds it (``srandom``) from its instance seed, so a
-    match played alone is reproducible; when many matches run interleaved in one
-    process, results are reproducible as long as the runner's call order is.
+    ``random()``. Each bot instance owns a ``random()`` state of its own, initialised
+    from its instance seed (``initstate``) and switched in (``setstate``) before each of
+    its steps, so a bot's throws depend only on its seed and the match, never on which
+    other matches share the process or in what order the runner serves them (the
+    runner interleaves matches as sandbox replies arrive, and Ray chunks differently).
   * Observation dicts and requests are precomputed per previous joint action and shared
     between rounds and matches: treat ``Request.args`` as read-only. (RRPS is the hot
     path: ~43 opponents x 1000 throws per evaluation.)
@@ -133,25 +135,48 @@ class RRPSMatch(Match):
 
 
 _libc = None
+# The C random() state currently in use. Holding it keeps the buffer alive: glibc writes
+# its bookkeeping into the outgoing state at the next initstate/setstate.
+_active_state = None
+_STATE_BYTES = 128  # glibc's default (TYPE_3): the sequence srandom(seed) would give
 
 
-def _seed_c_random(seed: int) -> None:
-    """Seed the C library's ``random()``, which the RoShamBo bots use."""
+def _c_library():
     global _libc
     if _libc is None:
         _libc = ctypes.CDLL(None)
-    _libc.srandom(ctypes.c_uint(seed & 0xFFFFFFFF))
+        _libc.initstate.restype = ctypes.c_void_p
+        _libc.setstate.restype = ctypes.c_void_p
+    return _libc
+
+
+def _new_c_random_state(seed: int) -> ctypes.Array:
+    """A fresh C ``random()`` state seeded with ``seed``, made the active one."""
+    global _active_state
+    state = ctypes.create_string_buffer(_STATE_BYTES)
+    _c_library().initstate(ctypes.c_uint(seed & 0xFFFFFFFF), state, _STATE_BYTES)
+    _active_state = state
+    return state
+
+
+def _use_c_random_state(state: ctypes.Array) -> None:
+    global _active_state
+    if _active_state is not state:
+        _c_library().setstate(state)
+        _active_state = state
 
 
 class _RoshamboInstance(BuiltinInstance):
-    __slots__ = ("_bot",)
+    __slots__ = ("_bot", "_random_state")
 
-    def __init__(self, bot: pyspiel.Bot):
+    def __init__(self, bot: pyspiel.Bot, random_state: ctypes.Array):
         self._bot = bot
+        self._random_state = random_state
 
     def respond(self, request: Request, match: Match) -> Any:
         # One step per throw, on the state before the throw (the bot syncs its own
-        # history from state.history()).
+        # history from state.history()), with this instance's own random() stream.
+        _use_c_random_state(self._random_state)
         return ACTIONS[self._bot.step(match.state)]
 
 
@@ -164,8 +189,9 @@ class RoshamboBot(BuiltinPolicy):
         self._num_throws = num_throws
 
     def instance(self, seat: int, seed: int) -> BuiltinInstance:
-        _seed_c_random(seed)
-        return _RoshamboInstance(pyspiel.make_roshambo_bot(seat, self.name, self._num_throws))
+        random_state = _new_c_random_state(seed)
+        bot = pyspiel.make_roshambo_bot(seat, self.name, self._num_throws)
+        return _RoshamboInstance(bot, random_state)
 
 
 RULES_TEXT = """\
