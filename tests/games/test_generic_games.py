@@ -134,6 +134,17 @@ def test_load_game_errors_and_cache():
     assert get_builtin(load_game("rrps"), "greenberg").name == "greenberg"
 
 
+def test_own_games_load_back_by_the_names_they_report():
+    # Workers reload a game by its name, so a shortened game must be loadable by it.
+    short = load_game("rrps(num_throws=50)")
+    assert short.name == "rrps(num_throws=50)" and short.num_throws == 50
+    assert load_game("leduc(num_hands=3)").name == "leduc(num_hands=3)"
+    with pytest.raises(GameError, match="rrps takes only num_throws"):
+        load_game("rrps(num_hands=3)")
+    with pytest.raises(GameError, match="num_hands must be at least 1"):
+        load_game("leduc(num_hands=0)")
+
+
 def test_list_games():
     games = list_games()
     names = [n for n, _ in games]

@@ -60,24 +60,41 @@ def list_games() -> list[tuple[str, str]]:
     return list(_EXAMPLES)
 
 
+_OWN_PARAMETERS = {"rrps": "num_throws", "leduc": "num_hands"}
+
+
+def _own_game(name: str, short: str, parameter: str | None, value: str | None) -> CodeGame:
+    """``rrps`` / ``leduc``, optionally with their one parameter: ``rrps(num_throws=50)``."""
+    expected = _OWN_PARAMETERS[short]
+    if parameter is not None and parameter != expected:
+        raise GameError(f"invalid game {name!r}: {short} takes only {expected}, e.g. {short}({expected}=10)")
+    kwargs = {} if parameter is None else {expected: int(value)}
+    if kwargs and kwargs[expected] < 1:
+        raise GameError(f"invalid game {name!r}: {expected} must be at least 1")
+    if short == "rrps":
+        from csro.games.rrps import RRPSGame
+
+        return RRPSGame(**kwargs)
+    from csro.games.leduc import LeducGame
+
+    return LeducGame(**kwargs)
+
+
 @functools.cache
 def load_game(name: str) -> CodeGame:
     """The ``CodeGame`` called ``name`` (cached per name).
 
-    ``rrps`` and ``leduc`` are the paper's games; anything else is passed to
+    ``rrps`` and ``leduc`` are the paper's games (``rrps(num_throws=N)`` and
+    ``leduc(num_hands=N)`` change their length, and are the names such games report);
+    anything else is passed to
     ``pyspiel.load_game``. Raises GameError for an unknown or invalid game string.
     """
     if not isinstance(name, str) or not name.strip():
         raise GameError(f"invalid game name {name!r}; try 'rrps', 'leduc' or an OpenSpiel game string")
     name = name.strip()
-    if name == "rrps":
-        from csro.games.rrps import RRPSGame
-
-        return RRPSGame()
-    if name == "leduc":
-        from csro.games.leduc import LeducGame
-
-        return LeducGame()
+    own = re.fullmatch(r"(rrps|leduc)(?:\((\w+)=(\d+)\))?", name)
+    if own:
+        return _own_game(name, *own.groups())
     from csro.games.generic import GenericGame
 
     short = re.match(r"[^(]*", name).group(0).strip()
