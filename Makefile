@@ -15,8 +15,9 @@ $(STAMP): pyproject.toml
 	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/pip install --quiet -e '.[dev,ray]'
 	@touch $(STAMP)
 
+# A real CSRO run with the embedded model; each demo gets its own directory under runs/.
 demo: install
-	$(BIN)/csro eval --game rrps --policy builtin:greenberg --policy examples/policies/rrps_frequency.py --matches 2
+	$(BIN)/csro run configs/demo.yaml --out runs/demo-$$(date +%Y%m%d-%H%M%S)
 
 test: install
 	$(BIN)/python -m pytest

@@ -85,3 +85,12 @@ def test_unreadable_and_non_mapping_files(tmp_path):
     listing.write_text("- game\n- rrps\n")
     with pytest.raises(ConfigError, match="must hold a mapping"):
         load_config(listing)
+
+
+@pytest.mark.parametrize("name", ["demo.yaml", "rrps.yaml"])
+def test_the_shipped_configs_parse(name):
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "configs" / name
+    config = load_config(path)
+    assert config.game == "rrps" and config.llm.provider == "embedded"
