@@ -1,5 +1,7 @@
 """Run configuration: YAML to validated models, one-line errors naming the field, overrides."""
 
+import pathlib
+
 import pytest
 import yaml
 
@@ -89,8 +91,6 @@ def test_unreadable_and_non_mapping_files(tmp_path):
 
 @pytest.mark.parametrize("name", ["demo.yaml", "rrps.yaml"])
 def test_the_shipped_configs_parse(name):
-    import pathlib
-
     path = pathlib.Path(__file__).resolve().parents[1] / "configs" / name
     config = load_config(path)
     assert config.game == "rrps" and config.llm.provider == "embedded"
