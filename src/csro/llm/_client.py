@@ -1,0 +1,139 @@
+"""The LLM client: concurrency limit, retries with exponential backoff, recording and replay.
+
+Hennes et al. (arXiv 2603.10098) call a hosted LLM as the best-response oracle and do not
+describe the plumbing. Our interpretation, so that a run is reproducible and survives a
+flaky server:
+
+1. every request's key is announced to the provider first, in request order
+   (``provider.on_submit``, where the provider has it: the ``files`` provider numbers its
+   replies this way, also for calls served from the recording, so a resumed run numbers
+   them identically);
+2. a request already recorded (``recorded(key)``) is answered from the recording;
+3. otherwise up to ``1 + retries`` attempts; a retryable ``ProviderError`` (429, 5xx,
+   timeouts, connection errors, malformed replies) waits ``backoff_s * 2**attempt``;
+   anything else stops at once;
+4. the final reply, error or not, goes to ``recorder(request, reply)``; nothing is raised.
+
+``complete_many`` runs its requests on a thread pool of ``min(concurrency,
+provider.max_concurrency)`` workers and records the replies in request order, so the
+store's order never depends on which call finished first.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import threading
+import time
+from typing import Callable, Sequence
+
+from csro.llm._types import CallKey, LLMReply, LLMRequest, Provider, ProviderError
+
+Recorder = Callable[[LLMRequest, LLMReply], None]
+Recorded = Callable[[CallKey], LLMReply | None]
+
+
+class LLMClient:
+    """Calls one provider for the oracles; see the module docstring for the rules."""
+
+    def __init__(self, provider: Provider, *, concurrency: int = 2, timeout_s: float = 300.0, retries: int = 3,
+                 backoff_s: float = 1.0, recorder: Recorder | None = None, recorded: Recorded | None = None,
+                 sleep: Callable[[float], None] = time.sleep):
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+        if retries < 0:
+            raise ValueError(f"retries must be at least 0, got {retries}")
+        self.provider = provider
+        self.concurrency = concurrency
+        self.timeout_s = timeout_s
+        self.retries = retries
+        self.backoff_s = backoff_s
+        self._recorder = recorder
+        self._recorded = recorded
+        self._sleep = sleep
+        self._lock = threading.Lock()
+        self._stats = {"calls": 0, "tokens_in": 0, "tokens_out": 0, "errors": 0, "latency_s": 0.0, "replayed": 0}
+
+    @property
+    def workers(self) -> int:
+        """The thread-pool size of ``complete_many``: the concurrency, capped by the provider."""
+        cap = getattr(self.provider, "max_concurrency", None)
+        return self.concurrency if cap is None else max(1, min(self.concurrency, cap))
+
+    def complete(self, request: LLMRequest) -> LLMReply:
+        """The reply to one request (never raises on a provider failure: ``error`` is set)."""
+        return self.complete_many([request])[0]
+
+    def complete_many(self, requests: Sequence[LLMRequest]) -> list[LLMReply]:
+        """The replies to ``requests``, in the same order, computed concurrently."""
+        requests = list(requests)
+        keys = [r.key for r in requests]
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"complete_many got the same call key twice: {keys}")
+        self._submit(requests)
+        if len(requests) <= 1 or self.workers == 1:
+            return [self._record(r, *self._serve(r)) for r in requests]
+        with concurrent.futures.ThreadPoolExecutor(self.workers, thread_name_prefix="csro-llm") as pool:
+            # map yields in request order: each reply is recorded as soon as all before it are.
+            return [self._record(r, *served) for r, served in zip(requests, pool.map(self._serve, requests))]
+
+    def stats(self) -> dict:
+        """This client's provider calls: ``calls, tokens_in, tokens_out, errors, latency_s``,
+        and ``replayed``, the calls answered from the recording (not counted in ``calls``)."""
+        with self._lock:
+            return dict(self._stats)
+
+    def close(self) -> None:
+        """Close the provider."""
+        self.provider.close()
+
+    def _submit(self, requests: list[LLMRequest]) -> None:
+        on_submit = getattr(self.provider, "on_submit", None)
+        if on_submit is not None:
+            for request in requests:
+                on_submit(request.key)
+
+    def _serve(self, request: LLMRequest) -> tuple[LLMReply, bool]:
+        """(reply, whether it came from the recording)."""
+        if self._recorded is not None:
+            reply = self._recorded(request.key)
+            if reply is not None:
+                with self._lock:
+                    self._stats["replayed"] += 1
+                return reply, True
+        reply = self._attempt(request)
+        with self._lock:
+            self._stats["calls"] += 1
+            self._stats["tokens_in"] += reply.tokens_in
+            self._stats["tokens_out"] += reply.tokens_out
+            self._stats["errors"] += not reply.ok
+            self._stats["latency_s"] += reply.latency_s
+        return reply, False
+
+    def _attempt(self, request: LLMRequest) -> LLMReply:
+        start = time.monotonic()
+        attempt = 0
+        while True:
+            try:
+                reply = self.provider.complete(request, self.timeout_s)
+                return dataclasses.replace(reply, attempts=attempt + 1, latency_s=time.monotonic() - start)
+            except ProviderError as exc:
+                error, retryable = exc, exc.retryable
+            except Exception as exc:  # a provider bug must not end the run: recorded, not retried
+                error, retryable = ProviderError(f"{type(exc).__name__}: {exc}", retryable=False), False
+            if not retryable or attempt == self.retries:
+                return LLMReply(request.key, "", self.provider.name, self.provider.model, attempts=attempt + 1,
+                                latency_s=time.monotonic() - start, error=_one_line(error, attempt + 1))
+            self._sleep(self.backoff_s * 2 ** attempt)
+            attempt += 1
+
+    def _record(self, request: LLMRequest, reply: LLMReply, replayed: bool) -> LLMReply:
+        if self._recorder is not None and not replayed:
+            self._recorder(request, reply)
+        return reply
+
+
+def _one_line(error: ProviderError, attempts: int) -> str:
+    what = f"HTTP {error.status}" if error.status is not None else "failed"
+    plural = "attempt" if attempts == 1 else "attempts"
+    return " ".join(f"{what} after {attempts} {plural}: {error}".split())

@@ -1,0 +1,98 @@
+"""``make_provider``: the provider that ``llm.provider`` names, built from the ``llm`` section of
+the run configuration (``csro.config.LLMConfig``), with a one-line ``ConfigError`` naming the
+field for anything missing or wrong.
+
+API keys are read here, once, from the environment variable the configuration names
+(``llm.api_key_env``); the configuration and the store only ever hold that variable's name.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+from typing import Callable
+
+from csro.config import LLMConfig
+from csro.errors import ConfigError
+from csro.llm._types import Provider
+from csro.llm.anthropic import AnthropicProvider
+from csro.llm.embedded import EmbeddedProvider
+from csro.llm.files import FilesProvider
+from csro.llm.gemini import GeminiProvider
+from csro.llm.models import DEFAULT_MODEL, ensure_model
+from csro.llm.openai import OpenAIProvider
+from csro.llm.replay import Lookup, ReplayProvider
+
+DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+
+
+def make_provider(llm: LLMConfig, *, replay_lookup: Lookup | None = None) -> Provider:
+    """The provider of ``llm``; ``replay_lookup`` serves ``replay`` (else it opens ``llm.path``)."""
+    builder = _BUILDERS.get(llm.provider)
+    if builder is None:
+        raise ConfigError(f"llm.provider: unknown provider {llm.provider!r} (valid: {', '.join(_BUILDERS)})")
+    return builder(llm, replay_lookup)
+
+
+def _embedded(llm: LLMConfig, _: Lookup | None) -> Provider:
+    if llm.path is not None:
+        path = pathlib.Path(llm.path).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"llm.path: no GGUF model file at {path}")
+        return EmbeddedProvider(path, model=llm.model or path.stem, threads=llm.threads)
+    name = llm.model or DEFAULT_MODEL
+    return EmbeddedProvider(ensure_model(name), model=name, threads=llm.threads)
+
+
+def _openai(llm: LLMConfig, _: Lookup | None) -> Provider:
+    # A local server (base_url set) needs no key unless one is named; OpenAI itself does.
+    env = llm.api_key_env or (None if llm.base_url else DEFAULT_KEY_ENV["openai"])
+    return OpenAIProvider(_model(llm), base_url=llm.base_url, key=_key(env) if env else None)
+
+
+def _gemini(llm: LLMConfig, _: Lookup | None) -> Provider:
+    return GeminiProvider(_model(llm), key=_key(llm.api_key_env or DEFAULT_KEY_ENV["gemini"]), base_url=llm.base_url)
+
+
+def _anthropic(llm: LLMConfig, _: Lookup | None) -> Provider:
+    return AnthropicProvider(_model(llm), key=_key(llm.api_key_env or DEFAULT_KEY_ENV["anthropic"]),
+                             base_url=llm.base_url)
+
+
+def _files(llm: LLMConfig, _: Lookup | None) -> Provider:
+    if llm.path is None:
+        raise ConfigError("llm.path: the files provider needs a folder of replies")
+    return FilesProvider(pathlib.Path(llm.path).expanduser())
+
+
+def _replay(llm: LLMConfig, lookup: Lookup | None) -> Provider:
+    if lookup is not None:
+        return ReplayProvider(lookup, model=llm.path or "replay")
+    if llm.path is None:
+        raise ConfigError("llm.path: the replay provider needs the directory of an earlier run")
+    from csro.store import RunStore, StoreError  # the store imports the LLM types: import it late
+
+    try:
+        store = RunStore.open(llm.path)
+    except StoreError as exc:
+        raise ConfigError(f"llm.path: {exc}") from None
+    return ReplayProvider(store.llm_call, model=llm.path, on_close=store.close)
+
+
+def _model(llm: LLMConfig) -> str:
+    if not llm.model:
+        raise ConfigError(f"llm.model: the {llm.provider} provider needs a model name")
+    return llm.model
+
+
+def _key(env: str) -> str:
+    key = os.environ.get(env)
+    if not key:
+        raise ConfigError(f"llm.api_key_env: environment variable {env} is not set")
+    return key
+
+
+_BUILDERS: dict[str, Callable[[LLMConfig, Lookup | None], Provider]] = {
+    "embedded": _embedded, "openai": _openai, "gemini": _gemini, "anthropic": _anthropic,
+    "files": _files, "replay": _replay,
+}

@@ -1,0 +1,121 @@
+"""What the hosted providers (``openai``, ``gemini``, ``anthropic``) share: one POST with httpx,
+HTTP failures mapped to ``ProviderError``, and the API key kept out of every message.
+
+Retry classes (our reading of the providers' documentation; Hennes et al., arXiv
+2603.10098, do not describe them): 429, 5xx, timeouts and connection errors are transient
+(``retryable=True``), as are malformed or empty bodies and missing fields (a server cut off
+mid-reply); any other 4xx is the request's fault and is not retried. Error texts carry the
+status and a short excerpt of the body with the key replaced by ``***``; the key is never in
+a provider's ``repr`` or ``str``.
+"""
+
+from __future__ import annotations
+
+import abc
+import json
+from typing import Any
+
+import httpx
+
+from csro.llm._types import LLMReply, LLMRequest, Message, ProviderError
+
+EXCERPT_CHARS = 200  # of a failed reply's body, in the error text
+
+
+class HTTPProvider(abc.ABC):
+    """Base of the hosted providers: subclasses build the request and parse the reply."""
+
+    name = "http"
+    max_concurrency: int | None = None
+
+    def __init__(self, model: str, base_url: str, headers: dict[str, str], key: str | None):
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self._key = key
+        self._client = httpx.Client(headers=headers)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
+
+    __str__ = __repr__
+
+    def complete(self, request: LLMRequest, timeout_s: float) -> LLMReply:
+        path, body = self.build(request)
+        data = self.post(path, body, timeout_s)
+        try:
+            return self.parse(request, data)
+        except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
+            raise ProviderError(self.scrub(f"reply without the expected fields ({type(exc).__name__}: {exc}): "
+                                           f"{_excerpt(json.dumps(data))}"), retryable=True) from None
+
+    @abc.abstractmethod
+    def build(self, request: LLMRequest) -> tuple[str, dict[str, Any]]:
+        """(path below ``base_url``, JSON body) of the request."""
+
+    @abc.abstractmethod
+    def parse(self, request: LLMRequest, data: Any) -> LLMReply:
+        """The reply in a decoded body; may raise KeyError/IndexError/TypeError on a bad shape."""
+
+    def post(self, path: str, body: dict[str, Any], timeout_s: float) -> Any:
+        """The decoded JSON reply of one POST, or a ``ProviderError``."""
+        url = self.base_url + path
+        try:
+            response = self._client.post(url, json=body, timeout=timeout_s)
+        except httpx.TimeoutException:
+            raise ProviderError(f"POST {path}: no reply within {timeout_s:g} s", retryable=True) from None
+        except httpx.TransportError as exc:
+            raise ProviderError(self.scrub(f"POST {path}: {type(exc).__name__}: {exc}"), retryable=True) from None
+        status = response.status_code
+        if status >= 400:
+            retryable = status == 429 or status >= 500
+            raise ProviderError(self.scrub(f"POST {path}: {_excerpt(response.text)}"), retryable=retryable,
+                                status=status)
+        if not response.content.strip():
+            raise ProviderError(f"POST {path}: empty reply (HTTP {status})", retryable=True)
+        try:
+            return response.json()
+        except ValueError:
+            raise ProviderError(self.scrub(f"POST {path}: malformed JSON reply: {_excerpt(response.text)}"),
+                                retryable=True) from None
+
+    def scrub(self, text: str) -> str:
+        """``text`` with the API key replaced by ``***``."""
+        return text.replace(self._key, "***") if self._key else text
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def reply_of(provider: HTTPProvider, request: LLMRequest, text: Any, tokens_in: Any, tokens_out: Any,
+             prefill: str = "") -> LLMReply:
+    """The LLMReply of a parsed body; ``text`` must be a string (else the reply is malformed)."""
+    if not isinstance(text, str):
+        raise TypeError(f"the reply text is {type(text).__name__}, not a string")
+    return LLMReply(request.key, text, provider.name, provider.model, int(tokens_in or 0), int(tokens_out or 0),
+                    prefill=prefill)
+
+
+def prefill_as_instruction(messages: tuple[Message, ...], prefill: str) -> list[Message]:
+    """The chat with an instruction to start the reply with ``prefill``, for APIs that cannot
+    prefill the assistant's turn: appended to the last user message (or as a new one)."""
+    chat = list(messages)
+    if not prefill:
+        return chat
+    line = f"Start your reply with exactly:\n{prefill}"
+    if chat and chat[-1].role == "user":
+        chat[-1] = Message("user", f"{chat[-1].content}\n\n{line}")
+    else:
+        chat.append(Message("user", line))
+    return chat
+
+
+def split_system(messages: list[Message]) -> tuple[str, list[Message]]:
+    """(the system messages joined, the other messages) for APIs with a separate system field."""
+    system = "\n\n".join(m.content for m in messages if m.role == "system")
+    return system, [m for m in messages if m.role != "system"]
+
+
+def _excerpt(text: str) -> str:
+    """The first ``EXCERPT_CHARS`` characters of ``text`` on one line."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= EXCERPT_CHARS else flat[:EXCERPT_CHARS] + "..."

@@ -1,0 +1,50 @@
+"""The ``anthropic`` provider: Anthropic's Messages API.
+
+POST ``{base_url}/v1/messages`` with ``x-api-key`` and ``anthropic-version: 2023-06-01``;
+system messages go to ``system``. Prefill is native: the prefill is sent as a trailing
+assistant message and the reply continues it. The API refuses a final assistant message
+that ends in whitespace, so the prefill is sent right-stripped and the reply's ``prefill``
+is that stripped text (the model's continuation supplies the whitespace); temperatures
+above the API's maximum of 1 are clamped to 1 (both our interpretation). Grammars are ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from csro.llm._http import HTTPProvider, reply_of, split_system
+from csro.llm._types import LLMReply, LLMRequest
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+API_VERSION = "2023-06-01"
+MAX_TEMPERATURE = 1.0
+
+
+class AnthropicProvider(HTTPProvider):
+    """Anthropic's Messages API."""
+
+    name = "anthropic"
+
+    def __init__(self, model: str, *, key: str, base_url: str | None = None):
+        super().__init__(model, base_url or DEFAULT_BASE_URL, {"x-api-key": key, "anthropic-version": API_VERSION},
+                         key)
+
+    def build(self, request: LLMRequest) -> tuple[str, dict[str, Any]]:
+        system, chat = split_system(list(request.messages))
+        messages = [{"role": m.role, "content": m.content} for m in chat]
+        prefill = request.prefill.rstrip()
+        if prefill:
+            messages.append({"role": "assistant", "content": prefill})
+        body: dict[str, Any] = {"model": self.model, "max_tokens": request.max_tokens, "messages": messages,
+                                "temperature": min(request.temperature, MAX_TEMPERATURE)}
+        if system:
+            body["system"] = system
+        if request.stop:
+            body["stop_sequences"] = list(request.stop)
+        return "/v1/messages", body
+
+    def parse(self, request: LLMRequest, data: Any) -> LLMReply:
+        text = "".join(block["text"] for block in data["content"] if block.get("type") == "text")
+        usage = data.get("usage") or {}
+        return reply_of(self, request, text, usage.get("input_tokens"), usage.get("output_tokens"),
+                        prefill=request.prefill.rstrip())

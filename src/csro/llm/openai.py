@@ -1,0 +1,43 @@
+"""The ``openai`` provider: any server speaking the OpenAI chat-completions API (OpenAI itself,
+``llama_cpp.server``, vLLM, ...). Hennes et al. (arXiv 2603.10098) used hosted models; this
+is how csro plugs one in.
+
+POST ``{base_url}/chat/completions`` with model, messages, max_tokens, temperature, seed and
+stop, and a Bearer key when one is configured (local servers need none). The API cannot
+prefill the assistant's turn, so a prefill becomes an instruction to start the reply with
+it, and the reply's ``prefill`` is empty: its text is the whole reply (our interpretation).
+Grammars are ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from csro.llm._http import HTTPProvider, prefill_as_instruction, reply_of
+from csro.llm._types import LLMReply, LLMRequest
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+class OpenAIProvider(HTTPProvider):
+    """Chat completions on an OpenAI-compatible server."""
+
+    name = "openai"
+
+    def __init__(self, model: str, *, base_url: str | None = None, key: str | None = None):
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        super().__init__(model, base_url or DEFAULT_BASE_URL, headers, key)
+
+    def build(self, request: LLMRequest) -> tuple[str, dict[str, Any]]:
+        messages = [{"role": m.role, "content": m.content}
+                    for m in prefill_as_instruction(request.messages, request.prefill)]
+        body: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": request.max_tokens,
+                                "temperature": request.temperature, "seed": request.seed}
+        if request.stop:
+            body["stop"] = list(request.stop)
+        return "/chat/completions", body
+
+    def parse(self, request: LLMRequest, data: Any) -> LLMReply:
+        usage = data.get("usage") or {}
+        return reply_of(self, request, data["choices"][0]["message"]["content"], usage.get("prompt_tokens"),
+                        usage.get("completion_tokens"))

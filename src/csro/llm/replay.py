@@ -1,0 +1,40 @@
+"""The ``replay`` provider: the recorded replies of an earlier run, so that a run reproduces
+without a model (not in Hennes et al., arXiv 2603.10098; our addition).
+
+A reply is looked up by its call key (``replay_lookup``, normally the earlier run store's
+``llm_call``), never by arrival order. A recorded failure is returned as the same failed
+reply, not raised, so the replayed oracle sees exactly what the original one saw. A call the
+earlier run never made is a non-retryable ``ProviderError``: the runs have diverged.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from csro.llm._types import CallKey, LLMReply, LLMRequest, ProviderError
+
+Lookup = Callable[[CallKey], LLMReply | None]
+
+
+class ReplayProvider:
+    """Replies recorded by an earlier run."""
+
+    name = "replay"
+    max_concurrency: int | None = None
+
+    def __init__(self, lookup: Lookup, *, model: str = "replay", on_close: Callable[[], None] | None = None):
+        self.model = model
+        self._lookup = lookup
+        self._on_close = on_close
+
+    def complete(self, request: LLMRequest, timeout_s: float) -> LLMReply:
+        reply = self._lookup(request.key)
+        if reply is None:
+            raise ProviderError(f"no recorded reply for call {request.key}", retryable=False)
+        return reply
+
+    def close(self) -> None:
+        """Close the earlier run's store if this provider opened it."""
+        if self._on_close is not None:
+            self._on_close()
+            self._on_close = None

@@ -1,0 +1,125 @@
+"""LLMClient: retries and backoff, failures recorded not raised, recording, on_submit, concurrency."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from ._fakes import ScriptedProvider, request
+from csro.llm import LLMClient, ProviderError
+
+
+def _client(provider, **kwargs):
+    sleeps: list[float] = []
+    return LLMClient(provider, sleep=sleeps.append, **kwargs), sleeps
+
+
+@pytest.mark.parametrize("failure", [ProviderError("busy", retryable=True, status=429),
+                                     ProviderError("oops", retryable=True, status=500),
+                                     ProviderError("no reply within 1 s", retryable=True)])
+def test_transient_failures_are_retried_with_exponential_backoff(failure):
+    provider = ScriptedProvider([failure, failure, "fine"])
+    client, sleeps = _client(provider, retries=3, backoff_s=0.5)
+    reply = client.complete(request())
+    assert reply.ok and reply.text == "fine 0/propose/0"
+    assert reply.attempts == 3
+    assert sleeps == [0.5, 1.0]
+
+
+def test_a_non_retryable_error_stops_at_once():
+    provider = ScriptedProvider([ProviderError("bad request", retryable=False, status=400), "never"])
+    client, sleeps = _client(provider)
+    reply = client.complete(request())
+    assert reply.error == "HTTP 400 after 1 attempt: bad request"
+    assert reply.text == "" and reply.attempts == 1 and sleeps == []
+    assert len(provider.attempts) == 1
+
+
+def test_all_attempts_failing_gives_a_recorded_error_reply():
+    recorded = []
+    provider = ScriptedProvider([ProviderError("unavailable\nupstream", retryable=True, status=503)] * 4)
+    client, sleeps = _client(provider, retries=3, backoff_s=1.0, recorder=lambda q, r: recorded.append((q, r)))
+    reply = client.complete(request())
+    assert reply.error == "HTTP 503 after 4 attempts: unavailable upstream"
+    assert (reply.text, reply.attempts, reply.provider, reply.model) == ("", 4, "scripted", "fake")
+    assert sleeps == [1.0, 2.0, 4.0]
+    assert recorded == [(request(), reply)]
+    assert client.stats()["errors"] == 1
+
+
+def test_a_provider_exception_is_survived_and_not_retried():
+    provider = ScriptedProvider([RuntimeError("segfault-ish"), "never"])
+    client, _ = _client(provider)
+    reply = client.complete(request())
+    assert reply.error == "failed after 1 attempt: RuntimeError: segfault-ish"
+    assert len(provider.attempts) == 1
+
+
+def test_recorded_replies_are_served_without_calling_or_recording_again():
+    provider = ScriptedProvider()
+    first = LLMClient(provider).complete(request(sample=0))
+    store = {first.key: first}
+    recorded = []
+    client = LLMClient(provider, recorded=store.get, recorder=lambda q, r: recorded.append(r.key))
+    replies = client.complete_many([request(sample=0), request(sample=1)])
+    assert replies[0] is first
+    assert provider.attempts == [first.key, request(sample=1).key]
+    assert recorded == [request(sample=1).key]
+    stats = client.stats()
+    assert (stats["calls"], stats["replayed"]) == (1, 1)
+    # on_submit is announced for every request, recorded ones included, in request order.
+    assert provider.submitted == [first.key, first.key, request(sample=1).key]
+
+
+def test_complete_many_keeps_request_order_and_records_in_it():
+    # Later requests finish first: the recorder must still see request order.
+    order = []
+    provider = ScriptedProvider(delay_s=0.0)
+    delays = {0: 0.3, 1: 0.2, 2: 0.1, 3: 0.0}
+    original = provider.complete
+
+    def slow(req, timeout_s):
+        threading.Event().wait(delays[req.key.sample])
+        return original(req, timeout_s)
+
+    provider.complete = slow
+    client = LLMClient(provider, concurrency=4, recorder=lambda q, r: order.append(q.key.sample))
+    requests = [request(sample=i) for i in range(4)]
+    replies = client.complete_many(requests)
+    assert [r.key for r in replies] == [q.key for q in requests]
+    assert order == [0, 1, 2, 3]
+    assert provider.submitted == [q.key for q in requests]
+
+
+def test_calls_run_in_parallel_up_to_the_concurrency():
+    provider = ScriptedProvider(delay_s=0.2)
+    LLMClient(provider, concurrency=4).complete_many([request(sample=i) for i in range(8)])
+    assert provider.peak == 4
+
+
+def test_the_providers_max_concurrency_caps_the_pool():
+    provider = ScriptedProvider(delay_s=0.05, max_concurrency=1)
+    client = LLMClient(provider, concurrency=8)
+    assert client.workers == 1
+    client.complete_many([request(sample=i) for i in range(4)])
+    assert provider.peak == 1
+
+
+def test_stats_count_provider_calls_tokens_errors_and_latency():
+    provider = ScriptedProvider([ProviderError("no", retryable=False)], delay_s=0.01)
+    client = LLMClient(provider)
+    client.complete_many([request(sample=i) for i in range(3)])
+    stats = client.stats()
+    assert {k: stats[k] for k in ("calls", "tokens_in", "tokens_out", "errors", "replayed")} == {
+        "calls": 3, "tokens_in": 20, "tokens_out": 10, "errors": 1, "replayed": 0}
+    assert stats["latency_s"] >= 0.02
+
+
+def test_duplicate_keys_in_one_batch_are_refused_and_close_closes_the_provider():
+    provider = ScriptedProvider()
+    client = LLMClient(provider)
+    with pytest.raises(ValueError, match="same call key"):
+        client.complete_many([request(), request()])
+    client.close()
+    assert provider.closed
