@@ -1,0 +1,38 @@
+"""Best-response oracles of the CSRO loop: an LLM writes a policy as code against sigma.
+
+Hennes et al., "Code-Space Response Oracles" (arXiv 2603.10098): ``zero_shot`` and
+``linear_refinement`` as in the paper; ``reflect`` is the act-observe-rewrite shape of
+Kumar (arXiv 2603.04466) applied to games. All share the context builder (``_context``),
+code extraction (``_code``), the sandbox check (``_check``), the repair loop and the grammar
+fallback (``_propose``, ``_grammar``); an invalid program is never returned.
+"""
+
+from __future__ import annotations
+
+from csro.errors import ConfigError
+
+from ._base import Evaluator, Feedback, Opponent, Oracle, OracleContext, OracleResult
+from ._check import check_program, check_programs
+from ._code import Extracted, extract_code
+from ._reflect import Reflect
+from ._refine import LinearRefinement, ZeroShot
+
+ORACLES: dict[str, type[Oracle]] = {
+    "zero_shot": ZeroShot,
+    "linear_refinement": LinearRefinement,
+    "reflect": Reflect,
+}
+
+
+def get_oracle(kind: str) -> Oracle:
+    """A fresh oracle of ``kind`` (one per run: it caches opponent descriptions)."""
+    if kind not in ORACLES:
+        raise ConfigError(f"oracle.kind: unknown oracle {kind!r}; known: {', '.join(ORACLES)}")
+    return ORACLES[kind]()
+
+
+__all__ = [
+    "ORACLES", "Evaluator", "Extracted", "Feedback", "LinearRefinement", "Opponent", "Oracle",
+    "OracleContext", "OracleResult", "Reflect", "ZeroShot", "check_program", "check_programs",
+    "extract_code", "get_oracle",
+]

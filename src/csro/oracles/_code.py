@@ -1,0 +1,91 @@
+"""Getting the program out of an LLM reply: pure string and ``ast`` processing, never exec.
+
+Replies come in many shapes: one or several fenced ```python blocks with prose around them,
+an unterminated block (generation stopped at the closing fence, or ran out of tokens), bare
+code with a sentence before or after it, or no code at all. ``extract_code`` picks the block
+that defines the policy class (the first such block; else the first block), cuts leading and
+trailing prose, trims lines from the end until the rest parses (a truncated reply keeps its
+complete part, as FunSearch trims truncated samples), drops top-level
+``if __name__ == "__main__":`` blocks, and reports replies that hold no class of that name.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import re
+import textwrap
+
+# An opening fence (```python, ```py, ``` ...) and everything up to the closing fence or the end.
+_FENCE = re.compile(r"^[ \t]*```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:^[ \t]*```|\Z)", re.M | re.S)
+# A line that can start a Python module.
+_CODE_START = re.compile(r"^(import |from \S+ import |class |def |@|#|\"\"\"|'''|[A-Za-z_][A-Za-z0-9_]* *=)")
+
+
+@dataclasses.dataclass(frozen=True)
+class Extracted:
+    """The program found in a reply (``source``), or why there is none (``error``)."""
+
+    source: str | None
+    error: str | None = None
+
+
+def no_code_error(class_name: str) -> str:
+    return f"reply contains no Python code defining class {class_name}"
+
+
+def extract_code(text: str, class_name: str) -> Extracted:
+    """The program in ``text`` (a reply joined with its prefill) defining ``class_name``."""
+    candidates = [body for lang, body in _FENCE.findall(text) if lang.lower() in ("", "python", "py", "python3")]
+    if not candidates:
+        candidates = [_bare_code(text)]
+    programs = [p for p in (_parseable_prefix(textwrap.dedent(c)) for c in candidates) if p]
+    defining = [p for p in programs if _defines(p, class_name)]
+    if not defining:
+        return Extracted(None, no_code_error(class_name))
+    return Extracted(_drop_main_block(defining[0]))
+
+
+def _bare_code(text: str) -> str:
+    """Unfenced text from the first line that looks like code."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if _CODE_START.match(line):
+            return "\n".join(lines[i:])
+    return ""
+
+
+def _parseable_prefix(code: str) -> str:
+    """The longest prefix of whole lines that parses (trailing prose or truncation cut off)."""
+    lines = code.rstrip().splitlines()
+    for end in range(len(lines), 0, -1):
+        candidate = "\n".join(lines[:end]).rstrip()
+        if not candidate:
+            continue
+        try:
+            ast.parse(candidate)
+        except (SyntaxError, ValueError):
+            continue
+        return candidate + "\n"
+    return ""
+
+
+def _defines(code: str, class_name: str) -> bool:
+    return any(isinstance(n, ast.ClassDef) and n.name == class_name for n in ast.parse(code).body)
+
+
+def _is_main_guard(node: ast.stmt) -> bool:
+    return (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)
+            and isinstance(node.test.left, ast.Name) and node.test.left.id == "__name__")
+
+
+def _drop_main_block(code: str) -> str:
+    """Remove top-level ``if __name__ == ...`` blocks (test drivers the model likes to add)."""
+    tree = ast.parse(code)
+    guards = [n for n in tree.body if _is_main_guard(n)]
+    if not guards:
+        return code
+    lines = code.splitlines()
+    for node in reversed(guards):
+        del lines[node.lineno - 1:node.end_lineno]
+    return "\n".join(lines).rstrip() + "\n"

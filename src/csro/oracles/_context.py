@@ -1,0 +1,159 @@
+"""The oracle's prompt: rules, the exact policy API, and the opponents in sigma's support.
+
+Hennes et al. (arXiv 2603.10098) give the LLM the game rules, an exact API spec, and the
+policies of sigma's support as raw code, as an LLM-written description of their behaviour
+(a separate call), or both; filtered to all of the support, the top-k by sigma weight
+(k = 5 worked best) or those above a minimum support. Optionally the program must explain
+itself (a docstring describing the strategy).
+
+Our interpretation where the paper is silent:
+- sigma's weights are shown next to each opponent (the LLM needs to know whom to beat most).
+- An opponent's description is written once per policy and cached by policy name, under
+  the call key ``0/describe-<name>/0`` whatever iteration first needs it, so a resumed run
+  finds it in the recording. Built-ins without source are shown by their own description.
+- The embedded model has a 4096-token window and reads ~100-150 prompt tokens/s on two
+  cores, so the opponents' code shares a budget of ``OPPONENT_CODE_CHARS`` characters and a
+  longer program is cut at a line boundary with a note of what was cut.
+- A min-support filter that leaves nobody falls back to the heaviest opponent.
+
+Prompt styles (``oracle.prompt``): ``prefill`` starts the assistant's reply with an opening
+python fence and the policy class line (and, with ``self_explain``, the opening quotes of its
+docstring), so the model only continues a program; ``example`` shows the game's working
+example policy; ``plain`` is the request only. In every style the reply is asked for as one
+fenced python block.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from csro.config import ContextConfig, OracleConfig
+from csro.games import CodeGame
+from csro.llm._types import CallKey, LLMReply, LLMRequest, Message
+
+from ._base import Feedback, Opponent
+
+OPPONENT_CODE_CHARS = 4000  # all opponents' code together (~1200 tokens)
+DESCRIPTION_TOKENS = 200
+STOP = ("\n```", "\nif __name__")
+
+SYSTEM = ("You are an expert game-playing programmer. You write one complete, self-contained "
+          "Python class that implements a policy for a game, exactly to the given API. "
+          "Reply with a single ```python code block and nothing else.")
+
+
+def select_opponents(opponents: Sequence[Opponent], context: ContextConfig) -> list[Opponent]:
+    """Sigma's support (weight > 0) filtered by ``context.filter``, heaviest first."""
+    support = sorted((o for o in opponents if o.weight > 0), key=lambda o: -o.weight)
+    if context.filter == "top_k":
+        return support[:context.k]
+    if context.filter == "min_support":
+        kept = [o for o in support if o.weight >= context.min_support]
+        return kept or support[:1]
+    return support
+
+
+def truncate_code(source: str, limit: int) -> str:
+    """``source`` cut at a line boundary to at most ``limit`` characters, saying what was cut."""
+    if len(source) <= limit:
+        return source.rstrip("\n")
+    lines = source.splitlines()
+    kept, size = [], 0
+    for line in lines:
+        if size + len(line) + 1 > limit:
+            break
+        kept.append(line)
+        size += len(line) + 1
+    return "\n".join(kept) + f"\n# ... ({len(lines) - len(kept)} more lines cut)"
+
+
+def prefill(game: CodeGame, config: OracleConfig) -> str:
+    """The start of the reply in the ``prefill`` style ("" in the others)."""
+    if config.prompt != "prefill":
+        return ""
+    start = f"```python\nimport random\n\n\nclass {game.policy_class}:\n"
+    return start + '    """' if config.context.self_explain else start
+
+
+def describe_request(game: CodeGame, opponent: Opponent, config: OracleConfig,
+                     temperature: float, seed_of: Callable[[str], int]) -> LLMRequest:
+    """The separate call that describes one opponent's behaviour (key ``0/describe-NAME/0``)."""
+    key = CallKey(0, f"describe-{opponent.name}")
+    code = truncate_code(opponent.spec.source or "", OPPONENT_CODE_CHARS)
+    messages = (
+        Message("system", "You analyse game-playing programs and describe their behaviour concisely."),
+        Message("user", f"{game.rules_text}\nThis is an opponent's policy:\n```python\n{code}\n```\n"
+                        "In at most four sentences, describe how it plays: its patterns, what it "
+                        "reacts to, and how it could be exploited. No code."),
+    )
+    return LLMRequest(key=key, messages=messages, max_tokens=min(DESCRIPTION_TOKENS, config.max_tokens),
+                      temperature=temperature, seed=seed_of(str(key)))
+
+
+class ContextBuilder:
+    """Builds the oracle's messages; caches opponent descriptions by policy name."""
+
+    def __init__(self) -> None:
+        self.descriptions: dict[str, str] = {}
+        self.description_keys: dict[str, str] = {}
+
+    def describe(self, game: CodeGame, opponents: Sequence[Opponent], config: OracleConfig,
+                 temperature: float, seed_of: Callable[[str], int],
+                 complete_many: Callable[[Sequence[LLMRequest]], list[LLMReply]]) -> None:
+        """Fetch the descriptions of code opponents not described yet (one call each, at once)."""
+        missing = [o for o in opponents if o.spec.source is not None and o.name not in self.descriptions]
+        if not missing:
+            return
+        requests = [describe_request(game, o, config, temperature, seed_of) for o in missing]
+        for o, request, reply in zip(missing, requests, complete_many(requests)):
+            text = reply.text.strip() if reply.ok else ""
+            self.descriptions[o.name] = text or "(no description could be written; see its code)"
+            self.description_keys[o.name] = str(request.key)
+
+    def opponents_block(self, opponents: Sequence[Opponent], context: ContextConfig) -> str:
+        """The opponents with their sigma weights, as code, description, or both."""
+        if not opponents:
+            return "No opponent information is available.\n"
+        code_budget = OPPONENT_CODE_CHARS // max(1, sum(o.spec.source is not None for o in opponents))
+        parts = ["Your opponents, with the probability sigma that each is the one you face in a match:"]
+        for o in opponents:
+            parts.append(f"\n### Opponent {o.name} (sigma weight {o.weight:.2f})")
+            if o.spec.source is None:
+                parts.append(o.description or o.spec.name)
+                continue
+            if context.opponents in ("description", "both"):
+                parts.append("Behaviour: " + self.descriptions.get(o.name, "(not described)"))
+            if context.opponents in ("code", "both"):
+                parts.append(f"```python\n{truncate_code(o.spec.source, code_budget)}\n```")
+        return "\n".join(parts) + "\n"
+
+    def lineage_keys(self, opponents: Sequence[Opponent]) -> list[str]:
+        """The description calls that went into a prompt about ``opponents``."""
+        return [self.description_keys[o.name] for o in opponents if o.name in self.description_keys]
+
+    def messages(self, game: CodeGame, opponents: Sequence[Opponent], config: OracleConfig) -> list[Message]:
+        """System and user messages asking for a best response to ``opponents``."""
+        task = (f"Write a class {game.policy_class} that maximises its expected return against "
+                "this mixture of opponents: exploit their weaknesses.")
+        if config.context.self_explain:
+            task += " Start the class with a docstring that explains the strategy."
+        user = [game.rules_text.rstrip(), "\nThe exact policy API (your class must match it):",
+                f"```python\n{game.api_spec.rstrip()}\n```", "", self.opponents_block(opponents, config.context)]
+        if config.prompt == "example":
+            user += ["A working example policy (a simple one; write a better one):",
+                     f"```python\n{game.example_policy.rstrip()}\n```\n"]
+        user.append(task + " Reply with the complete program in one ```python block.")
+        return [Message("system", SYSTEM), Message("user", "\n".join(user))]
+
+
+def feedback_text(feedback: Feedback, weights: dict[str, float], max_detail: int = 300) -> str:
+    """How a program did against sigma: the paper's u, per-opponent returns and forfeits."""
+    lines = [f"Against the opponent mixture this program scored u = {feedback.utility:.1f} "
+             f"(sigma-weighted mean match return over {feedback.matches} matches)."]
+    lines += [f"- vs {name} (sigma {weights.get(name, 0.0):.2f}): {value:+.1f}"
+              for name, value in sorted(feedback.per_opponent.items(), key=lambda kv: kv[1])]
+    if feedback.forfeits:
+        lines.append("Forfeited matches: " + ", ".join(f"{r} x{n}" for r, n in sorted(feedback.forfeits.items())))
+        for detail in feedback.forfeit_details[:1]:
+            lines.append(f"e.g. {detail.get('reason')}: {str(detail.get('detail', ''))[-max_detail:]}")
+    return "\n".join(lines)
