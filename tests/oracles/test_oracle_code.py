@@ -1,0 +1,34 @@
+"""Extraction of the program from LLM replies (string and ast processing only)."""
+
+from csro.oracles import extract_code
+
+BODY = "class Agent:\n    def act(self, observation):\n        return 'ROCK'\n"
+
+
+def test_fenced_block_with_prose_around_it():
+    assert extract_code(f"Sure! Here it is:\n```python\n{BODY}```\nThis always plays rock.", "Agent").source == BODY
+
+
+def test_the_block_defining_the_class_wins_over_other_blocks():
+    text = f"```python\nprint('usage')\n```\nand the policy:\n```py\n{BODY}```\n```python\nclass Agent: pass\n```"
+    assert extract_code(text, "Agent").source == BODY
+
+
+def test_unterminated_block_keeps_its_complete_part():
+    truncated = f"```python\n{BODY}\n    def helper(self):\n        return [1, 2,"
+    assert extract_code(truncated, "Agent").source == BODY
+
+
+def test_bare_code_after_a_sentence():
+    assert extract_code(f"The policy follows.\n{BODY}\nThat is all, it plays ROCK.", "Agent").source == BODY
+
+
+def test_main_guard_is_dropped():
+    text = f"```python\n{BODY}\nif __name__ == '__main__':\n    print(Agent().act({{}}))\n```"
+    assert extract_code(text, "Agent").source == BODY
+
+
+def test_no_code_or_wrong_class_is_an_error():
+    for text in ("I would play rock.", "", "```python\nclass Bot:\n    pass\n```"):
+        extracted = extract_code(text, "Agent")
+        assert extracted.source is None and extracted.error == "reply contains no Python code defining class Agent"

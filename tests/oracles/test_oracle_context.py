@@ -1,0 +1,62 @@
+"""The context builder: opponent filters, code budget, prompt styles."""
+
+from conftest import program
+from csro.config import ContextConfig, OracleConfig
+from csro.evaluation.policy_ref import code_policy, resolve
+from csro.oracles import Opponent
+from csro.oracles._context import OPPONENT_CODE_CHARS, ContextBuilder, prefill, select_opponents, truncate_code
+
+
+def opponents(rrps, weights):
+    return [Opponent(f"p{i}", w, code_policy(f"p{i}", program(i), rrps)) for i, w in enumerate(weights)]
+
+
+def names(selected):
+    return [o.name for o in selected]
+
+
+def test_filters_keep_the_support_heaviest_first(rrps):
+    pool = opponents(rrps, [0.05, 0.0, 0.4, 0.2, 0.01, 0.3, 0.04])
+    assert names(select_opponents(pool, ContextConfig(filter="all"))) == ["p2", "p5", "p3", "p0", "p6", "p4"]
+    assert names(select_opponents(pool, ContextConfig(filter="top_k", k=2))) == ["p2", "p5"]
+    assert names(select_opponents(pool, ContextConfig(filter="min_support", min_support=0.05))) == ["p2", "p5", "p3", "p0"]
+    # a threshold nobody reaches keeps the heaviest opponent rather than none
+    assert names(select_opponents(pool, ContextConfig(filter="min_support", min_support=0.9))) == ["p2"]
+
+
+def test_long_code_is_cut_at_a_line_with_a_note():
+    source = "".join(f"x{i} = {i}\n" for i in range(100))
+    cut = truncate_code(source, 50)
+    assert len(cut.split("\n# ...")[0]) <= 50 and cut.startswith("x0 = 0\nx1 = 1\n")
+    assert cut.endswith(f"# ... ({100 - cut.count(' = ')} more lines cut)")
+    assert truncate_code("a = 1\n", 50) == "a = 1"
+
+
+def test_opponents_as_code_description_or_both(rrps):
+    pool = [Opponent("p0", 0.75, resolve("builtin:rockbot", rrps), "throws ROCK"),
+            Opponent("p1", 0.25, code_policy("p1", "X = 1\n" * 5000, rrps))]
+    builder = ContextBuilder()
+    builder.descriptions["p1"] = "Constant."
+    code = builder.opponents_block(pool, ContextConfig(opponents="code"))
+    assert "p0 (sigma weight 0.75)\nthrows ROCK" in code and "Constant." not in code
+    assert len(code) < OPPONENT_CODE_CHARS + 400 and "more lines cut" in code
+    both = builder.opponents_block(pool, ContextConfig(opponents="both"))
+    assert "Behaviour: Constant." in both and "X = 1" in both
+    assert "X = 1" not in builder.opponents_block(pool, ContextConfig(opponents="description"))
+
+
+def test_prompt_styles(rrps):
+    builder = ContextBuilder()
+    pool = opponents(rrps, [1.0])
+    for style in ("plain", "example", "prefill"):
+        config = OracleConfig(prompt=style)
+        system, user = builder.messages(rrps, pool, config)
+        assert system.role == "system" and user.role == "user"
+        assert rrps.api_spec.strip() in user.content and "sigma weight 1.00" in user.content
+        assert (rrps.example_policy.strip() in user.content) == (style == "example")
+        assert "docstring that explains the strategy" in user.content
+    assert prefill(rrps, OracleConfig(prompt="plain")) == ""
+    assert prefill(rrps, OracleConfig(prompt="prefill")) == '```python\nimport random\n\n\nclass Agent:\n    """'
+    quiet = OracleConfig(prompt="prefill", context={"self_explain": False})
+    assert prefill(rrps, quiet).endswith("class Agent:\n")
+    assert "docstring" not in builder.messages(rrps, pool, quiet)[1].content

@@ -1,0 +1,58 @@
+"""The fallback grammars: the RRPS rule language is valid by construction (sampled, then
+checked in the real sandbox); other games get their API's method headers, in order."""
+
+import random
+import re
+import string
+
+from csro.games import load_game
+from csro.oracles import check_programs
+from csro.oracles._grammar import RRPS_HEADER, RRPS_RULES, grammar_for, skeleton_rules, to_gbnf
+
+
+def sample(rules, rng, name="root"):
+    """A random sentence of ``rules`` (literals, rule names with ``?``, character classes)."""
+    out = []
+    for item in rng.choice(rules[name]):
+        if item.startswith('"'):
+            out.append(item[1:])
+            continue
+        optional, repeated = item.endswith("?"), item.endswith("+")
+        token = item.rstrip("?+")
+        if optional and rng.random() < 0.5:
+            continue
+        if token.startswith("["):
+            chars = [c for c in string.ascii_letters + string.digits + " ,.'-" if re.fullmatch(token, c)]
+            out.append("".join(rng.choice(chars) for _ in range(rng.randint(1, 12) if repeated else 1)))
+        else:
+            out.append(sample(rules, rng, token))
+    return "".join(out)
+
+
+def test_every_sampled_rrps_rule_program_is_valid(rrps):
+    rng = random.Random(0)
+    programs = [RRPS_HEADER + sample(RRPS_RULES, rng) for _ in range(24)]
+    assert len(set(programs)) == len(programs)
+    assert check_programs(rrps, programs, seed=3) == [None] * len(programs)
+
+
+def test_rrps_grammar_is_rendered_with_escaped_literals(rrps):
+    prefill, gbnf = grammar_for(rrps)
+    assert prefill == "```python\n" + RRPS_HEADER
+    lines = gbnf.splitlines()
+    assert lines[0] == 'root ::= comment? rule? rule? rule? rule? final'
+    assert 'move ::= "\\"ROCK\\"" | "\\"PAPER\\"" | "\\"SCISSORS\\""' in lines
+    assert 'rule ::= "        if " cond ":\\n            return " expr "\\n"' in lines
+    assert {ln.split(" ::= ")[0] for ln in lines} == set(RRPS_RULES)
+
+
+def test_other_games_get_the_api_skeleton():
+    leduc = load_game("leduc")
+    rules = skeleton_rules(leduc)
+    headers = [rules[f"m{i}"][0][0] for i in range(4)]
+    assert headers == ['"\n    def __init__(self):\n', '"\n    def restart(self, player_id: int) -> None:\n',
+                       '"\n    def act(self, observation: dict) -> str:\n',
+                       '"\n    def receive_outcome(self, observation: dict) -> None:\n']
+    assert rules["root"][0][0] == '"class RepeatedLeducPokerBot:\n'
+    prefill, gbnf = grammar_for(leduc)
+    assert prefill.startswith("```python\n") and "line ::= \"        \" [^\\n]+ \"\\n\"" in gbnf
