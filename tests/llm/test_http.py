@@ -70,8 +70,8 @@ def test_gemini_request_shape_and_reply():
     assert seen.path == "/v1beta/models/m-1:generateContent"
     assert seen.headers["x-goog-api-key"] == KEY
     assert seen.body["systemInstruction"] == {"parts": [{"text": "You write RRPS policies."}]}
-    assert seen.body["contents"] == [{"role": "user", "parts": [{"text": "Write class Agent.\n\nStart your reply "
-                                                                          "with exactly:\n```python\nclass Agent:\n    "}]}]
+    instruction = "Write class Agent.\n\nStart your reply with exactly:\n```python\nclass Agent:\n    "
+    assert seen.body["contents"] == [{"role": "user", "parts": [{"text": instruction}]}]
     assert seen.body["generationConfig"] == {"temperature": 0.5, "maxOutputTokens": 256, "stopSequences": ["\n```"],
                                              "seed": 7}
     assert (reply.text, reply.prefill, reply.tokens_in, reply.tokens_out) == ("class Agent: pass", "", 40, 6)

@@ -71,6 +71,7 @@ class EmbeddedProvider:
                 return bool(expired)
 
             grammar = LlamaGrammar.from_string(request.grammar, verbose=False) if request.grammar else None
+            self._llama.reset()  # a reused KV-cache prefix changes the logits' rounding, and so the text
             try:
                 out = self._llama.create_completion(
                     prompt, max_tokens=request.max_tokens, temperature=request.temperature, seed=request.seed,
