@@ -125,6 +125,14 @@ def test_short_matches():
     assert rounds == 10 and match.state.is_terminal()
 
 
+def test_every_bot_plays_short_matches(play):
+    # Greenberg made for fewer than 1000 throws corrupted the heap (a crashed pool process).
+    game = RRPSGame(num_throws=50)
+    for name in game.population():
+        returns = play(game, [name.removeprefix("builtin:"), "rockbot"], 3)
+        assert -50 <= returns[0] <= 50
+
+
 def test_example_policies_play(game, play, from_source):
     sources = [game.example_policy, (EXAMPLES / "rrps_frequency.py").read_text()]
     for source in sources:

@@ -180,6 +180,12 @@ class _RoshamboInstance(BuiltinInstance):
         return ACTIONS[self._bot.step(match.state)]
 
 
+# Greenberg corrupts the heap when made for fewer than 1000 throws (OpenSpiel 2.0.2, seen
+# with pyspiel alone); a bot made for 1000 plays any shorter match correctly, since it
+# reads the throws so far from the state.
+_BOT_MIN_THROWS = 1000
+
+
 class RoshamboBot(BuiltinPolicy):
     """A RoShamBo competition bot shipped with OpenSpiel (``builtin:<name>``)."""
 
@@ -190,7 +196,7 @@ class RoshamboBot(BuiltinPolicy):
 
     def instance(self, seat: int, seed: int) -> BuiltinInstance:
         random_state = _new_c_random_state(seed)
-        bot = pyspiel.make_roshambo_bot(seat, self.name, self._num_throws)
+        bot = pyspiel.make_roshambo_bot(seat, self.name, max(self._num_throws, _BOT_MIN_THROWS))
         return _RoshamboInstance(bot, random_state)
 
 
