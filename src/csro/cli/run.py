@@ -1,0 +1,141 @@
+"""``csro run``, ``csro resume``, ``csro status`` and ``csro report``: the CSRO loop's commands."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import pathlib
+import sys
+from typing import Iterator, List
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from csro import runs
+from csro.cli._app import app
+from csro.config import load_config
+from csro.report import write_report
+
+out = Console(width=None if sys.stdout.isatty() else 160)
+err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
+
+
+def _fmt(x: object, digits: int = 3) -> str:
+    return "-" if x is None else (f"{x:.{digits}f}" if isinstance(x, float) else str(x))
+
+
+def _event_line(iteration: int, kind: str, data: dict, total: int) -> str | None:
+    """One terminal line for a loop or oracle event (None: not shown)."""
+    if kind == "iteration_start":
+        return f"[bold]iteration {iteration}/{total}[/bold]: population {data.get('population')}, calling the oracle"
+    if kind == "oracle_candidate":
+        what = (f"valid, u = {_fmt(data.get('utility'))}" if data.get("valid")
+                else f"invalid: {str(data.get('error') or '').splitlines()[0][:110] if data.get('error') else '?'}")
+        return f"  candidate {data.get('key', '?')}: {what}"
+    if kind in ("oracle_rejected", "oracle_failed", "duplicate"):
+        return f"  [yellow]{kind.replace('_', ' ')}[/yellow]: {str(data.get('reason', ''))[:140]}"
+    if kind == "iteration_done":
+        parts = [f"population {data.get('population_size')}", f"meta-NashConv {_fmt(data.get('meta_nash_conv'))}"]
+        if "br_utility" in data:
+            parts.insert(1, f"BR u {_fmt(data['br_utility'])}")
+        if "agg_score" in data:
+            parts += [f"PopReturn {_fmt(data['pop_return'])}", f"AggScore {_fmt(data['agg_score'])}"]
+        return f"  iteration {iteration} done ({_fmt(data.get('seconds'), 1)} s): " + ", ".join(parts)
+    if kind == "final_evaluation":
+        return f"[bold]final evaluation[/bold] of sigma over {data.get('population')} policies"
+    return None
+
+
+@contextlib.contextmanager
+def _view(iterations: int) -> Iterator[runs.Hooks]:
+    """Event lines on stderr, and a match progress bar when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        def on_event(i: int, kind: str, data: dict) -> None:
+            line = _event_line(i, kind, data, iterations)
+            if line:
+                err.print(line, highlight=False)
+        yield runs.Hooks(on_event=on_event)
+        return
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err, transient=True) as bar:
+        tasks: dict[str, int] = {}
+
+        def on_event(i: int, kind: str, data: dict) -> None:
+            line = _event_line(i, kind, data, iterations)
+            if line:
+                bar.console.print(line, highlight=False)
+
+        def on_progress(phase: str, done: int, total: int) -> None:
+            if phase not in tasks:
+                tasks[phase] = bar.add_task(f"{phase} matches", total=total)
+            bar.update(tasks[phase], completed=done, total=total)
+            if done >= total:
+                bar.remove_task(tasks.pop(phase))
+
+        yield runs.Hooks(on_event=on_event, on_progress=on_progress)
+
+
+def _summary(directory: pathlib.Path, report: pathlib.Path) -> None:
+    """The final table: the population with sigma and each member's score against sigma."""
+    s = runs.status(directory)
+    _population_table(s, title=f"population of {directory}")
+    final = s["final"]
+    if final:
+        out.print(f"final sigma-mixture: PopReturn {_fmt(final['pop_return'])}  PopExpl {_fmt(final['pop_expl'])}  "
+                  f"AggScore {_fmt(final['agg_score'])}  NashConv {_fmt(final['nash_conv'])}")
+    llm = s["llm"]
+    out.print(f"LLM: {llm['calls']} calls, {llm['tokens_in']} tokens in, {llm['tokens_out']} out, {llm['errors']} errors")
+    out.print(f"report: {report}")
+
+
+@app.command("run")
+def run_cmd(
+    config: pathlib.Path = typer.Argument(..., help="The run's YAML configuration."),
+    out_dir: pathlib.Path = typer.Option(..., "--out", "-o", help="The new run directory (holds run.db and report.html)."),
+    overrides: List[str] = typer.Option([], "--set", help="Override a field: key.path=value (repeatable)."),
+) -> None:
+    """Run CSRO: PSRO with an LLM writing best responses as code; resumable with `csro resume`."""
+    cfg = load_config(config, overrides)
+    with _view(cfg.iterations) as hooks:
+        report = runs.start(cfg, out_dir, hooks)
+    _summary(out_dir, report)
+
+
+@app.command("resume")
+def resume_cmd(directory: pathlib.Path = typer.Argument(..., help="The run directory.")) -> None:
+    """Continue an interrupted run to the result an uninterrupted run would have."""
+    iterations = runs.status(directory)["iterations"]
+    with _view(iterations) as hooks:
+        report = runs.resume(directory, hooks)
+    _summary(directory, report)
+
+
+@app.command("status")
+def status_cmd(
+    directory: pathlib.Path = typer.Argument(..., help="The run directory."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+) -> None:
+    """Where a run stands: iteration, population, sigma, final metrics, LLM usage."""
+    s = runs.status(directory)
+    if json_out:
+        print(json.dumps(s))
+        return
+    state = "done" if s["done"] else f"iteration {_fmt(s['iteration'])} of {s['iterations']} finished"
+    out.print(f"{directory}: {state}")
+    _population_table(s)
+
+
+def _population_table(s: dict, title: str | None = None) -> None:
+    table = Table("policy", "iteration", "oracle", "sigma", "sha256", title=title)
+    for member, weight in zip(s["population"], s["sigma"]):
+        table.add_row(member["id"], str(member["iteration"]), member["oracle"], f"{weight:.3f}",
+                      (member["sha256"] or "built-in")[:12])
+    out.print(table)
+
+
+@app.command("report")
+def report_cmd(directory: pathlib.Path = typer.Argument(..., help="The run directory.")) -> None:
+    """Write DIR/report.html from the run store (self-contained; open it in a browser)."""
+    print(write_report(directory))

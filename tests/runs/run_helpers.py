@@ -1,0 +1,98 @@
+"""Helpers of the run tests: hand-written RRPS policies, a small config, the real CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import yaml
+
+FREQUENCY = '''\
+class Agent:
+    """Counters the opponent's most frequent throw."""
+
+    BEATS = {"ROCK": "PAPER", "PAPER": "SCISSORS", "SCISSORS": "ROCK"}
+
+    def __init__(self):
+        self.counts = {"ROCK": 0, "PAPER": 0, "SCISSORS": 0}
+
+    def act(self, observation):
+        last = observation["opponent_action"]
+        if last is not None:
+            self.counts[last] += 1
+        return self.BEATS[max(self.counts, key=self.counts.get)]
+'''
+
+BEAT_LAST = '''\
+class Agent:
+    """Beats the opponent's previous throw."""
+
+    BEATS = {"ROCK": "PAPER", "PAPER": "SCISSORS", "SCISSORS": "ROCK"}
+
+    def act(self, observation):
+        last = observation["opponent_action"]
+        return "ROCK" if last is None else self.BEATS[last]
+'''
+
+SECOND_ORDER = '''\
+class Agent:
+    """Predicts the opponent's next throw from what followed its last throw before."""
+
+    BEATS = {"ROCK": "PAPER", "PAPER": "SCISSORS", "SCISSORS": "ROCK"}
+
+    def __init__(self):
+        self.history = []
+        self.seen = {}
+
+    def act(self, observation):
+        last = observation["opponent_action"]
+        if last is not None:
+            if self.history:
+                self.seen.setdefault(self.history[-1], []).append(last)
+            self.history.append(last)
+        if not self.history or self.history[-1] not in self.seen:
+            return "PAPER"
+        following = self.seen[self.history[-1]]
+        return self.BEATS[max(set(following), key=following.count)]
+'''
+
+POLICIES = {"a_frequency.py": FREQUENCY, "b_beat_last.py": BEAT_LAST, "c_second_order.py": SECOND_ORDER}
+
+
+def small_config(replies: pathlib.Path, **overrides) -> dict:
+    config = {
+        "game": "rrps(num_throws=200)",
+        "iterations": 3,
+        "seed": 7,
+        "matches_per_cell": 2,
+        "oracle": {"kind": "zero_shot", "samples": 1, "max_repairs": 0, "grammar_fallback": False},
+        "llm": {"provider": "files", "path": str(replies)},
+        "evaluation": {"population": ["builtin:rockbot", "builtin:randbot", "builtin:greenberg",
+                                      "builtin:copybot"], "matches_per_opponent": 2},
+        "execution": {"processes": 2},
+    }
+    for key, value in overrides.items():
+        config[key] = value
+    return config
+
+
+def write_config(path: pathlib.Path, config: dict) -> pathlib.Path:
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def csro(*args: str, check: bool = True, **kwargs) -> subprocess.CompletedProcess:
+    """Run the real ``csro`` command in a subprocess."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    done = subprocess.run([sys.executable, "-m", "csro", *map(str, args)], capture_output=True, text=True,
+                          env=env, timeout=600, **kwargs)
+    if check and done.returncode != 0:
+        raise AssertionError(f"csro {' '.join(map(str, args))} exited {done.returncode}:\n{done.stderr[-3000:]}")
+    return done
+
+
+def status(directory: pathlib.Path) -> dict:
+    return json.loads(csro("status", directory, "--json").stdout)

@@ -1,0 +1,157 @@
+"""Whole CSRO runs through the real CLI, with the files and replay providers (deterministic)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from csro.store import RunStore
+from run_helpers import POLICIES, csro, small_config, status, write_config
+
+
+def _sha(source: str) -> str:
+    return hashlib.sha256(source.encode()).hexdigest()
+
+
+def _run(tmp_path, name, config) -> tuple:
+    directory = tmp_path / name
+    done = csro("run", write_config(tmp_path / f"{name}.yaml", config), "--out", directory)
+    return directory, done
+
+
+def _outcome(directory) -> dict:
+    s = status(directory)
+    return {"population": [m["sha256"] for m in s["population"]], "sigma": s["sigma"], "final": s["final"]}
+
+
+def test_a_files_run_completes_and_shows_its_policies(tmp_path, replies):
+    directory, done = _run(tmp_path, "run", small_config(replies))
+    assert f"report: {directory / 'report.html'}" in done.stdout
+    assert "final sigma-mixture: PopReturn" in done.stdout
+    assert "iteration 3/3" in done.stderr
+    s = status(directory)
+    assert s["done"] and s["iteration"] == 3 and s["iterations"] == 3
+    assert [m["id"] for m in s["population"]] == ["p0", "p1", "p2", "p3"]
+    assert [m["sha256"] for m in s["population"][1:]] == [_sha(src) for src in POLICIES.values()]
+    assert s["population"][0]["oracle"] == "initial" and s["population"][1]["oracle"] == "zero_shot"
+    assert len(s["sigma"]) == 4 and sum(s["sigma"]) == pytest.approx(1.0)
+    assert set(s["final"]) == {"pop_return", "pop_expl", "agg_score", "nash_conv"}
+    assert -200 <= s["final"]["pop_return"] <= 200
+    assert s["llm"]["calls"] == 3 and s["llm"]["errors"] == 0
+    html = (directory / "report.html").read_text()
+    for docstring in ("Counters the opponent", "Beats the opponent", "Predicts the opponent"):
+        assert docstring in html  # every policy's source is shown
+    assert "PopReturn" in html
+    with RunStore.open(directory) as store:
+        final = store.final()
+        assert final["pop_return"] == s["final"]["pop_return"]
+        assert set(final["per_opponent"]) == {"builtin:rockbot", "builtin:randbot", "builtin:greenberg",
+                                              "builtin:copybot"}
+
+
+def test_kill_9_then_resume_ends_like_an_uninterrupted_run(tmp_path, replies):
+    config = small_config(replies, game="rrps")  # 1000 throws: iterations take long enough to interrupt
+    whole, _ = _run(tmp_path, "whole", config)
+    directory = tmp_path / "killed"
+    path = write_config(tmp_path / "killed.yaml", config)
+    proc = subprocess.Popen([sys.executable, "-m", "csro", "run", str(path), "--out", str(directory)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and proc.poll() is None:
+            if (directory / "run.db").exists():
+                with RunStore.open(directory) as store:
+                    if any(d["iteration"] == 1 for d in store.iterations()):
+                        break
+            time.sleep(0.05)
+        assert proc.poll() is None, "the run ended before it could be killed"
+        os.kill(proc.pid, signal.SIGKILL)  # the main process only, as `kill -9 PID` would
+        proc.wait()
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # orphaned workers, if any
+        except ProcessLookupError:
+            pass
+    interrupted = status(directory)
+    assert not interrupted["done"] and interrupted["iteration"] < 3
+    resumed = csro("resume", directory)
+    assert "report:" in resumed.stdout
+    assert _outcome(directory) == _outcome(whole)
+    with RunStore.open(directory) as a, RunStore.open(whole) as b:
+        assert a.match_counts() == b.match_counts()
+        key = lambda r: (r.policies, r.seed)  # noqa: E731
+        assert sorted(a.matches("meta"), key=key) == sorted(b.matches("meta"), key=key)
+
+
+def test_resume_of_a_finished_run_changes_nothing(tmp_path, replies):
+    directory, _ = _run(tmp_path, "run", small_config(replies))
+    before = _outcome(directory)
+    csro("resume", directory)
+    assert _outcome(directory) == before
+
+
+def test_replay_reproduces_a_run_without_the_model(tmp_path, replies):
+    first, _ = _run(tmp_path, "first", small_config(replies))
+    again, _ = _run(tmp_path, "again", small_config(replies, llm={"provider": "replay", "path": str(first)}))
+    assert _outcome(again) == _outcome(first)
+    with RunStore.open(first) as a, RunStore.open(again) as b:
+        assert [(q.key, r.text) for q, r in a.llm_calls()] == [(q.key, r.text) for q, r in b.llm_calls()]
+    refused = csro("run", write_config(tmp_path / "self.yaml", small_config(
+        replies, llm={"provider": "replay", "path": str(tmp_path / "nowhere")})), "--out", tmp_path / "x",
+        check=False)
+    assert refused.returncode == 2 and refused.stderr.startswith("error: ")
+
+
+def test_non_code_and_broken_replies_are_survived_and_recorded(tmp_path):
+    folder = tmp_path / "bad"
+    folder.mkdir()
+    (folder / "a.txt").write_text("I am sorry, I cannot write code for that game.")
+    (folder / "b.py").write_text("class Agent:\n    def act(self, observation)\n        return 'ROCK'\n")
+    (folder / "c.py").write_text("class Agent:\n    def act(self, observation):\n        return 'LIZARD'\n")
+    directory, done = _run(tmp_path, "run", small_config(folder))
+    s = status(directory)
+    assert s["done"] and [m["id"] for m in s["population"]] == ["p0"]  # nothing invalid entered
+    with RunStore.open(directory) as store:
+        failed = store.events("oracle_failed")
+        assert [e["iteration"] for e in failed] == [1, 2, 3]
+        rejected = [e["data"] for e in store.events("oracle_rejected")]
+        assert len(rejected) >= 3
+    assert "oracle failed" in done.stderr
+
+
+@pytest.mark.parametrize("setting, field", [
+    ("iterations=0", "iterations"),
+    ("oracle.kind=best", "oracle.kind"),
+    ("llm.provider=nobody", "llm.provider"),
+])
+def test_malformed_configs_exit_2_with_one_line_naming_the_field(tmp_path, replies, setting, field):
+    path = write_config(tmp_path / "c.yaml", small_config(replies))
+    done = csro("run", path, "--out", tmp_path / "run", "--set", setting, check=False)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and field in lines[0]
+    assert not (tmp_path / "run").exists()
+
+
+def test_unknown_game_is_refused_before_anything_is_written(tmp_path, replies):
+    path = write_config(tmp_path / "c.yaml", small_config(replies, game="rrpx"))
+    done = csro("run", path, "--out", tmp_path / "run", check=False)
+    assert done.returncode == 2 and "unknown game 'rrpx'" in done.stderr
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.slow
+def test_ray_backend_gives_the_local_payoff_table(tmp_path, replies):
+    local, _ = _run(tmp_path, "local", small_config(replies))
+    ray, _ = _run(tmp_path, "ray", small_config(replies, execution={"backend": "ray"}))
+    assert _outcome(ray) == _outcome(local)
+    with RunStore.open(local) as a, RunStore.open(ray) as b:
+        key = lambda r: (r.policies, r.seed)  # noqa: E731
+        for phase in ("meta", "oracle", "eval"):
+            assert sorted(a.matches(phase), key=key) == sorted(b.matches(phase), key=key)
