@@ -70,3 +70,10 @@ def test_a_generation_past_its_time_limit_is_an_error(client):
 def test_a_missing_gguf_path_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match=f"^llm.path: no GGUF model file at {tmp_path / 'x.gguf'}$"):
         make_provider(LLMConfig(provider="embedded", path=str(tmp_path / "x.gguf")))
+
+
+def test_a_gguf_path_names_the_model_after_its_file_unless_the_config_names_it(tmp_path):
+    gguf = tmp_path / "my-model.gguf"
+    gguf.write_bytes(b"GGUF")  # never loaded: the model is loaded on the first call
+    assert make_provider(LLMConfig(provider="embedded", path=str(gguf))).model == "my-model"
+    assert make_provider(LLMConfig(provider="embedded", path=str(gguf), model="mine")).model == "mine"

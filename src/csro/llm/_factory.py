@@ -39,7 +39,9 @@ def _embedded(llm: LLMConfig, _: Lookup | None) -> Provider:
         path = pathlib.Path(llm.path).expanduser()
         if not path.is_file():
             raise ConfigError(f"llm.path: no GGUF model file at {path}")
-        return EmbeddedProvider(path, model=llm.model or path.stem, threads=llm.threads)
+        # The model's name is the file's unless the configuration names it (its default names the 0.5B).
+        named = "model" in llm.model_fields_set and llm.model
+        return EmbeddedProvider(path, model=llm.model if named else path.stem, threads=llm.threads)
     name = llm.model or DEFAULT_MODEL
     return EmbeddedProvider(ensure_model(name), model=name, threads=llm.threads)
 
