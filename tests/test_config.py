@@ -5,7 +5,7 @@ import pathlib
 import pytest
 import yaml
 
-from csro.config import RunConfig, apply_overrides, load_config, parse_config
+from csro.config import RunConfig, apply_overrides, documented_yaml, load_config, parse_config
 from csro.errors import ConfigError
 
 ISSUE_EXAMPLE = """
@@ -94,3 +94,10 @@ def test_the_shipped_configs_parse(name):
     path = pathlib.Path(__file__).resolve().parents[1] / "configs" / name
     config = load_config(path)
     assert config.game == "rrps" and config.llm.provider == "embedded"
+
+
+def test_docs_config_shows_the_defaults_as_documented_yaml():
+    text = documented_yaml()
+    assert parse_config(yaml.safe_load(text)) == RunConfig()
+    docs = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "config.md").read_text()
+    assert f"```yaml\n{text}```" in docs, "docs/config.md is stale: regenerate it from `csro config`"

@@ -66,7 +66,7 @@ class LLMConfig(_Section):
     path: str | None = Field(None, description="files: the folder of replies; replay: the earlier run's DIR")
     base_url: str | None = Field(None, description="openai/gemini/anthropic: the server's base URL")
     api_key_env: str | None = Field(None, description="the environment variable holding the API key")
-    temperature: float = Field(0.8, ge=0, le=2)
+    temperature: float = Field(0.8, ge=0, le=2, description="sampling temperature of every call")
     concurrency: int = Field(2, ge=1, le=64, description="LLM calls in flight at once")
     timeout_s: float = Field(300.0, gt=0, description="one attempt's time limit")
     retries: int = Field(3, ge=0, description="retries on 429, 5xx and timeouts, with exponential backoff")
@@ -87,7 +87,7 @@ class EvaluationConfig(_Section):
     population: Literal["default"] | list[str] = Field(
         "default", description="default: the game's population (the 43 RoShamBo bots, Leduc's "
                                "CFR+/AlwaysCall/AlwaysFold); or a list of policy references")
-    matches_per_opponent: int = Field(10, ge=1)
+    matches_per_opponent: int = Field(10, ge=1, description="matches of each sigma member against each population member")
     every_iteration: bool = Field(True, description="score sigma after every iteration (each policy's "
                                                     "row is played once), for the metrics over iterations")
     exact_nash_conv: bool = Field(True, description="the exact NashConv of the final mixture where the game allows it")
@@ -96,7 +96,7 @@ class EvaluationConfig(_Section):
 class ExecutionConfig(_Section):
     """Where matches run. The result does not depend on it."""
 
-    backend: Literal["local", "ray"] = "local"
+    backend: Literal["local", "ray"] = Field("local", description="local: a process pool here; ray: one Ray task per chunk of matches")
     address: str | None = Field(None, description="ray: the cluster address (None: start a local instance)")
     processes: int | None = Field(None, ge=1, description="local: pool size (None: the CPU count)")
 
@@ -104,10 +104,10 @@ class ExecutionConfig(_Section):
 class SandboxConfig(_Section):
     """Limits of each sandboxed policy worker (see docs/sandbox.md)."""
 
-    memory_mb: int = Field(1024, ge=64)
-    call_seconds: float = Field(5.0, gt=0)
-    match_seconds: float = Field(60.0, gt=0)
-    cpu_seconds: int = Field(120, ge=1)
+    memory_mb: int = Field(1024, ge=64, description="address-space limit of a policy's worker process")
+    call_seconds: float = Field(5.0, gt=0, description="wall-clock limit of one batched call to a policy")
+    match_seconds: float = Field(60.0, gt=0, description="wall-clock limit of a policy's calls summed over one match")
+    cpu_seconds: int = Field(120, ge=1, description="CPU-time limit of a policy's worker process")
 
 
 class RunConfig(_Section):
@@ -115,7 +115,7 @@ class RunConfig(_Section):
 
     game: str = Field("rrps", description="rrps | leduc | any OpenSpiel game string")
     iterations: int = Field(20, ge=1, description="K: PSRO iterations")
-    seed: int = Field(0, ge=0)
+    seed: int = Field(0, ge=0, description="fixes every match seed and every LLM sampling seed")
     initial_policy: str = Field("builtin:random", description="builtin:NAME or a policy file")
     matches_per_cell: int = Field(4, ge=1, description="matches per payoff-table cell (and per candidate evaluation)")
     meta_solver: str = Field("nash", description="any meta-solver of csro.solvers.meta")
@@ -146,6 +146,26 @@ class RunConfig(_Section):
 
     def to_yaml(self) -> str:
         return yaml.safe_dump(self.to_dict(), sort_keys=False)
+
+
+def documented_yaml(config: RunConfig | None = None) -> str:
+    """``config`` (default: the defaults) as YAML with every field's description as a comment."""
+    config = config or RunConfig()
+    lines: list[str] = []
+
+    def walk(model: BaseModel, indent: str) -> None:
+        for name, field in type(model).model_fields.items():
+            value = getattr(model, name)
+            note = f"  # {field.description}" if field.description else ""
+            if isinstance(value, BaseModel):
+                lines.append(f"{indent}{name}:{note}")
+                walk(value, indent + "  ")
+            else:
+                dumped = yaml.safe_dump({name: value}, default_flow_style=True, width=10_000).strip()[1:-1]
+                lines.append(f"{indent}{dumped}{note}")
+
+    walk(config, "")
+    return "\n".join(lines) + "\n"
 
 
 def _first_error(exc: pydantic.ValidationError) -> str:

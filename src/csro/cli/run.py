@@ -6,7 +6,7 @@ import contextlib
 import json
 import pathlib
 import sys
-from typing import Iterator, List
+from typing import Iterator, List, Optional
 
 import typer
 from rich.console import Console
@@ -15,7 +15,7 @@ from rich.table import Table
 
 from csro import runs
 from csro.cli._app import app
-from csro.config import load_config
+from csro.config import apply_overrides, documented_yaml, load_config, parse_config
 from csro.report import write_report
 
 out = Console(width=None if sys.stdout.isatty() else 160)
@@ -133,6 +133,16 @@ def _population_table(s: dict, title: str | None = None) -> None:
         table.add_row(member["id"], str(member["iteration"]), member["oracle"], f"{weight:.3f}",
                       (member["sha256"] or "built-in")[:12])
     out.print(table)
+
+
+@app.command("config")
+def config_cmd(
+    config: Optional[pathlib.Path] = typer.Argument(None, help="A YAML configuration (default: none, the defaults)."),
+    overrides: List[str] = typer.Option([], "--set", help="Override a field: key.path=value (repeatable)."),
+) -> None:
+    """Print the effective configuration, every field with its description (a starting point)."""
+    cfg = load_config(config, overrides) if config else parse_config(apply_overrides({}, overrides))
+    print(documented_yaml(cfg), end="")
 
 
 @app.command("report")
