@@ -56,7 +56,7 @@ def test_prompt_styles(rrps):
         assert (rrps.example_policy.strip() in user.content) == (style == "example")
         assert "docstring that explains the strategy" in user.content
     assert prefill(rrps, OracleConfig(prompt="plain")) == ""
-    assert prefill(rrps, OracleConfig(prompt="prefill")) == '```python\nimport random\n\n\nclass Agent:\n    """'
+    assert prefill(rrps, OracleConfig(prompt="prefill")) == '```python\nimport random\n\n\nclass Agent:\n    """Strategy: '
     quiet = OracleConfig(prompt="prefill", context={"self_explain": False})
     assert prefill(rrps, quiet).endswith("class Agent:\n")
     assert "docstring" not in builder.messages(rrps, pool, quiet)[1].content

@@ -131,7 +131,7 @@ def test_prefill_style_continues_the_class_header(make_ctx):
     request = llm.requests[0]
     assert request.prefill.startswith("```python\n") and "class Agent:" in request.prefill
     assert "\n```" in request.stop
-    assert result.source.startswith("import random\n\n\nclass Agent:\n    \"\"\"Always paper.")
+    assert result.source.startswith("import random\n\n\nclass Agent:\n    \"\"\"Strategy: Always paper.")
 
 
 def test_reflect_diagnoses_then_rewrites_with_key_moments(make_ctx):

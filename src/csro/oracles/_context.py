@@ -17,8 +17,9 @@ Our interpretation where the paper is silent:
 - A min-support filter that leaves nobody falls back to the heaviest opponent.
 
 Prompt styles (``oracle.prompt``): ``prefill`` starts the assistant's reply with an opening
-python fence and the policy class line (and, with ``self_explain``, the opening quotes of its
-docstring), so the model only continues a program; ``example`` shows the game's working
+python fence and the policy class line (and, with ``self_explain``, its docstring opened
+with ``Strategy:``; opened bare, the 0.5B model copied the API's docstring instead of describing
+a strategy), so the model only continues a program; ``example`` shows the game's working
 example policy; ``plain`` is the request only. In every style the reply is asked for as one
 fenced python block.
 """
@@ -72,7 +73,7 @@ def prefill(game: CodeGame, config: OracleConfig) -> str:
     if config.prompt != "prefill":
         return ""
     start = f"```python\nimport random\n\n\nclass {game.policy_class}:\n"
-    return start + '    """' if config.context.self_explain else start
+    return start + '    """Strategy: ' if config.context.self_explain else start
 
 
 def describe_request(game: CodeGame, opponent: Opponent, config: OracleConfig,
