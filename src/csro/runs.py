@@ -128,8 +128,8 @@ def status(directory: str | pathlib.Path) -> dict:
         "iteration": finished[-1]["iteration"] if finished else None,
         "iterations": config["iterations"],
         "done": final is not None,
-        "population": [{"id": r.id, "iteration": r.iteration, "oracle": r.oracle, "sha256": r.sha256}
-                       for r in population],
+        "population": [{"id": r.id, "iteration": r.iteration, "oracle": r.oracle, "sha256": r.sha256,
+                        "utility": r.info.get("utility")} for r in population],
         "sigma": [last.get(r.id, 0.0) for r in population],
         "final": None if final is None else {k: final.get(k) for k in ("pop_return", "pop_expl", "agg_score", "nash_conv")},
         "llm": {k: llm[k] for k in ("calls", "tokens_in", "tokens_out", "errors")},

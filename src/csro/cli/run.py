@@ -26,16 +26,28 @@ def _fmt(x: object, digits: int = 3) -> str:
     return "-" if x is None else (f"{x:.{digits}f}" if isinstance(x, float) else str(x))
 
 
+def _one_line(text: object, width: int = 120) -> str:
+    """An error as one line: a traceback becomes its kind and its last line."""
+    text = str(text or "?").strip()
+    if "Traceback (most recent call last)" in text:
+        head = text.split("Traceback (most recent call last)")[0].rstrip(": ")
+        last = [line for line in text.splitlines() if line.strip()][-1].strip()
+        text = f"{head}: {last}" if head else last
+    line = text.splitlines()[0] if text else "?"
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
 def _event_line(iteration: int, kind: str, data: dict, total: int) -> str | None:
     """One terminal line for a loop or oracle event (None: not shown)."""
     if kind == "iteration_start":
         return f"[bold]iteration {iteration}/{total}[/bold]: population {data.get('population')}, calling the oracle"
     if kind == "oracle_candidate":
-        what = (f"valid, u = {_fmt(data.get('utility'))}" if data.get("valid")
-                else f"invalid: {str(data.get('error') or '').splitlines()[0][:110] if data.get('error') else '?'}")
+        what = f"valid, u = {_fmt(data.get('utility'))}" if data.get("valid") else f"invalid: {_one_line(data.get('error'))}"
         return f"  candidate {data.get('key', '?')}: {what}"
+    if kind == "oracle_rejected" and "key" in data:
+        return None  # its candidate line said why
     if kind in ("oracle_rejected", "oracle_failed", "duplicate"):
-        return f"  [yellow]{kind.replace('_', ' ')}[/yellow]: {str(data.get('reason', ''))[:140]}"
+        return f"  [yellow]{kind.replace('_', ' ')}[/yellow]: {_one_line(data.get('reason'), 140)}"
     if kind == "iteration_done":
         parts = [f"population {data.get('population_size')}", f"meta-NashConv {_fmt(data.get('meta_nash_conv'))}"]
         if "br_utility" in data:
@@ -128,10 +140,10 @@ def status_cmd(
 
 
 def _population_table(s: dict, title: str | None = None) -> None:
-    table = Table("policy", "iteration", "oracle", "sigma", "sha256", title=title)
+    table = Table("policy", "iteration", "oracle", "u vs sigma_(k-1)", "sigma", "sha256", title=title)
     for member, weight in zip(s["population"], s["sigma"]):
-        table.add_row(member["id"], str(member["iteration"]), member["oracle"], f"{weight:.3f}",
-                      (member["sha256"] or "built-in")[:12])
+        table.add_row(member["id"], str(member["iteration"]), member["oracle"], _fmt(member.get("utility"), 2),
+                      f"{weight:.3f}", (member["sha256"] or "built-in")[:12])
     out.print(table)
 
 
