@@ -123,3 +123,15 @@ def test_duplicate_keys_in_one_batch_are_refused_and_close_closes_the_provider()
         client.complete_many([request(), request()])
     client.close()
     assert provider.closed
+
+
+def test_recorded_lookups_run_in_the_calling_thread_in_request_order():
+    looked_up = []
+
+    def recorded(key):
+        looked_up.append((key.sample, threading.current_thread() is threading.main_thread()))
+        return None
+
+    LLMClient(ScriptedProvider(delay_s=0.01), concurrency=4, recorded=recorded).complete_many(
+        [request(sample=i) for i in range(4)])
+    assert looked_up == [(0, True), (1, True), (2, True), (3, True)]

@@ -22,6 +22,7 @@ store's order never depends on which call finished first.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import dataclasses
 import threading
 import time
@@ -71,11 +72,18 @@ class LLMClient:
         if len(set(keys)) != len(keys):
             raise ValueError(f"complete_many got the same call key twice: {keys}")
         self._submit(requests)
-        if len(requests) <= 1 or self.workers == 1:
-            return [self._record(r, *self._serve(r)) for r in requests]
-        with concurrent.futures.ThreadPoolExecutor(self.workers, thread_name_prefix="csro-llm") as pool:
-            # map yields in request order: each reply is recorded as soon as all before it are.
-            return [self._record(r, *served) for r, served in zip(requests, pool.map(self._serve, requests))]
+        known = [self._lookup(r) for r in requests]  # in this thread, in request order
+        todo = [r for r, reply in zip(requests, known) if reply is None]
+        workers = min(self.workers, len(todo))
+        with contextlib.ExitStack() as stack:
+            if workers > 1:
+                pool = stack.enter_context(concurrent.futures.ThreadPoolExecutor(workers, "csro-llm"))
+                fresh = pool.map(self._call, todo)
+            else:
+                fresh = map(self._call, todo)
+            # Both maps yield in request order: each reply is recorded as soon as all before it are.
+            return [reply if reply is not None else self._record(request, next(fresh))
+                    for request, reply in zip(requests, known)]
 
     def stats(self) -> dict:
         """This client's provider calls: ``calls, tokens_in, tokens_out, errors, latency_s``,
@@ -93,14 +101,16 @@ class LLMClient:
             for request in requests:
                 on_submit(request.key)
 
-    def _serve(self, request: LLMRequest) -> tuple[LLMReply, bool]:
-        """(reply, whether it came from the recording)."""
-        if self._recorded is not None:
-            reply = self._recorded(request.key)
-            if reply is not None:
-                with self._lock:
-                    self._stats["replayed"] += 1
-                return reply, True
+    def _lookup(self, request: LLMRequest) -> LLMReply | None:
+        """The recorded reply of ``request``, if there is one."""
+        reply = self._recorded(request.key) if self._recorded is not None else None
+        if reply is not None:
+            with self._lock:
+                self._stats["replayed"] += 1
+        return reply
+
+    def _call(self, request: LLMRequest) -> LLMReply:
+        """The provider's reply (after retries), counted in the stats."""
         reply = self._attempt(request)
         with self._lock:
             self._stats["calls"] += 1
@@ -108,7 +118,7 @@ class LLMClient:
             self._stats["tokens_out"] += reply.tokens_out
             self._stats["errors"] += not reply.ok
             self._stats["latency_s"] += reply.latency_s
-        return reply, False
+        return reply
 
     def _attempt(self, request: LLMRequest) -> LLMReply:
         start = time.monotonic()
@@ -127,8 +137,8 @@ class LLMClient:
             self._sleep(self.backoff_s * 2 ** attempt)
             attempt += 1
 
-    def _record(self, request: LLMRequest, reply: LLMReply, replayed: bool) -> LLMReply:
-        if self._recorder is not None and not replayed:
+    def _record(self, request: LLMRequest, reply: LLMReply) -> LLMReply:
+        if self._recorder is not None:
             self._recorder(request, reply)
         return reply
 
