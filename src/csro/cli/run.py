@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import pathlib
 import sys
 from typing import Iterator, List, Optional
@@ -31,7 +32,9 @@ def _one_line(text: object, width: int = 120) -> str:
     text = str(text or "?").strip()
     if "Traceback (most recent call last)" in text:
         head = text.split("Traceback (most recent call last)")[0].rstrip(": ")
-        last = [line for line in text.splitlines() if line.strip()][-1].strip()
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        raised = [line for line in lines if re.match(r"[\w.]+(Error|Exception|Exit|Interrupt)\b", line)]
+        last = (raised or lines)[-1]
         text = f"{head}: {last}" if head else last
     line = text.splitlines()[0] if text else "?"
     return line if len(line) <= width else line[: width - 1] + "…"
