@@ -28,6 +28,7 @@ test-fast: install
 bench: install
 	$(BIN)/python bench/eval_throughput.py
 	$(BIN)/python bench/cfr_speed.py
+	$(BIN)/python bench/llm_concurrency.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache build src/*.egg-info
