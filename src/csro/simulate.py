@@ -37,15 +37,6 @@ class StoredSimulator:
         self.limits = limits
         self.progress = progress
 
-    def _missing(self, phase: str, pairs: Sequence[tuple[PolicySpec, PolicySpec]], matches: int):
-        out = []
-        for policy, opponent in pairs:
-            stored = self.store.matches(phase, {policy.name, opponent.name})
-            done = sum(1 for r in stored if set(r.policies) == {policy.name, opponent.name})
-            if done < matches:
-                out.append((policy, opponent))
-        return out
-
     def play(self, phase: str, pairs: Sequence[tuple[PolicySpec, PolicySpec]], matches: int) -> PayoffTable:
         """Ensure every pair has ``matches`` stored matches in ``phase``; their payoff table.
 
@@ -53,19 +44,19 @@ class StoredSimulator:
         A pair partly played before a crash is replayed whole (its stored matches are kept;
         identical re-adds are no-ops).
         """
-        todo = self._missing(phase, pairs, matches)
+        stored = [self._stored(phase, pair) for pair in pairs]
+        todo = [i for i, results in enumerate(stored) if len(results) < matches]
         if todo:
-            chunks = plan_chunks(self.game.name, self.game.num_players, todo, matches, self.seed, self.limits)
+            chunks = plan_chunks(self.game.name, self.game.num_players, [pairs[i] for i in todo], matches,
+                                 self.seed, self.limits)
             progress = (lambda done, total: self.progress(phase, done, total)) if self.progress else None
-            results = self.backend.run(chunks, progress=progress)
-            self.store.add_matches(phase, results)
+            self.store.add_matches(phase, self.backend.run(chunks, progress=progress))
+            for i in todo:
+                stored[i] = self._stored(phase, pairs[i])
         table = PayoffTable()
-        record(table, self._stored(phase, pairs))
+        record(table, [r for results in stored for r in results])
         return table
 
-    def _stored(self, phase: str, pairs: Sequence[tuple[PolicySpec, PolicySpec]]) -> list[MatchResult]:
-        out: list[MatchResult] = []
-        for policy, opponent in pairs:
-            names = {policy.name, opponent.name}
-            out.extend(r for r in self.store.matches(phase, names) if set(r.policies) == names)
-        return out
+    def _stored(self, phase: str, pair: tuple[PolicySpec, PolicySpec]) -> list[MatchResult]:
+        names = {pair[0].name, pair[1].name}
+        return [r for r in self.store.matches(phase, names) if set(r.policies) == names]
