@@ -81,25 +81,21 @@ def _execute(config: RunConfig, store: RunStore, hooks: Hooks) -> pathlib.Path:
 def _llm_client(config: RunConfig, store: RunStore) -> Iterator[LLMClient]:
     """The run's LLM client: every call recorded in ``store``, recorded calls served from it."""
     llm = config.llm
-    with contextlib.ExitStack() as stack:
-        lookup = None
-        if llm.provider == "replay":
-            if llm.path is None:
-                raise ConfigError("config field llm.path: the replay provider needs the directory of an earlier run")
-            if pathlib.Path(llm.path).resolve() == store.directory.resolve():
-                raise ConfigError("config field llm.path: a run cannot replay itself (resume it instead)")
-            source = stack.enter_context(RunStore.open(llm.path))
-            lookup = source.llm_call
-        provider = make_provider(llm, replay_lookup=lookup)
-        client = LLMClient(provider, concurrency=llm.concurrency, timeout_s=llm.timeout_s, retries=llm.retries,
-                           backoff_s=llm.backoff_s, recorder=store.add_llm_call, recorded=store.llm_call)
-        stack.callback(client.close)
+    if llm.provider == "replay" and llm.path is not None and \
+            pathlib.Path(llm.path).resolve() == store.directory.resolve():
+        raise ConfigError("llm.path: a run cannot replay itself (resume it instead)")
+    provider = make_provider(llm)  # replay opens the earlier run's store itself
+    client = LLMClient(provider, concurrency=llm.concurrency, timeout_s=llm.timeout_s, retries=llm.retries,
+                       backoff_s=llm.backoff_s, recorder=store.add_llm_call, recorded=store.llm_call)
+    try:
         # The files provider hands out replies in submission order: give it the calls already made.
         on_submit = getattr(provider, "on_submit", None)
         if on_submit is not None:
             for request, _ in store.llm_calls():
                 on_submit(request.key)
         yield client
+    finally:
+        client.close()
 
 
 @contextlib.contextmanager
