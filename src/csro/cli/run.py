@@ -11,11 +11,11 @@ from typing import Iterator, List, Optional
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from csro import runs
 from csro.cli._app import app
+from csro.cli._progress import new_progress
 from csro.config import apply_overrides, documented_yaml, load_config, parse_config
 from csro.report import write_report
 
@@ -73,8 +73,7 @@ def _view(iterations: int) -> Iterator[runs.Hooks]:
                 err.print(line, highlight=False)
         yield runs.Hooks(on_event=on_event)
         return
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err, transient=True) as bar:
+    with new_progress() as bar:
         tasks: dict[str, int] = {}
 
         def on_event(i: int, kind: str, data: dict) -> None:
