@@ -1,0 +1,107 @@
+"""The configuration of an Act–Observe–Rewrite run (``csro aor``): YAML in, validated models out.
+
+The shape follows the AOR loop (Kumar, arXiv 2603.04466): ``rounds`` rewrites, each judged by
+``episodes`` evaluation episodes of the robosuite task. The paper gives no episode counts,
+horizons or limits; every default here is ours, sized for a 2-core machine. The ``llm``
+section is the one of ``csro run`` (``csro.config.LLMConfig``), so every provider works here.
+
+Unknown keys are errors; a bad value raises ``ConfigError`` naming the field, e.g.
+``config field episodes: Input should be greater than or equal to 1``.
+"""
+
+from __future__ import annotations
+
+import pathlib
+from typing import Any, Sequence
+
+import pydantic
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from csro.config import LLMConfig, apply_overrides
+from csro.errors import ConfigError
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ControllerLimits(_Section):
+    """Limits of the sandboxed controller worker (see docs/aor.md)."""
+
+    step_seconds: float = Field(1.0, gt=0, description="wall-clock limit of one get_action call")
+    episode_seconds: float = Field(60.0, gt=0, description="wall-clock limit of the controller's calls summed over an episode")
+    start_seconds: float = Field(20.0, gt=0, description="wall-clock limit for starting the worker and compiling the class")
+    memory_mb: int = Field(1024, ge=128, description="address-space limit of the worker process")
+    cpu_seconds: int = Field(600, ge=1, description="CPU-time limit of one worker process (one per evaluation)")
+
+
+class CameraConfig(_Section):
+    """The key frames of each episode (rendered offscreen at phase changes and at the end)."""
+
+    enabled: bool = Field(True, description="render key frames at all")
+    name: str = Field("frontview", description="robosuite camera name")
+    width: int = Field(160, ge=16, le=1024, description="frame width in pixels")
+    height: int = Field(120, ge=16, le=1024, description="frame height in pixels")
+    max_frames: int = Field(6, ge=1, le=50, description="key frames kept per episode (the last one is the end)")
+    episodes_with_frames: int = Field(2, ge=0, description="evaluation episodes per controller that keep frames")
+
+
+class AorConfig(_Section):
+    """One AOR run: an initial controller, then ``rounds`` rewrites by the LLM."""
+
+    task: str = Field("Lift", description="Lift | PickPlaceCan | Stack")
+    rounds: int = Field(3, ge=0, description="rewrite rounds after the initial controller")
+    episodes: int = Field(5, ge=1, description="evaluation episodes per controller (its success rate decides the best)")
+    horizon: int = Field(200, ge=1, description="control steps per episode at most (20 Hz)")
+    seed: int = Field(0, ge=0, description="episode i is reset with seed + i, for every controller alike")
+    initial_controller: str | None = Field(
+        None, description="a controller file to start from (None: the LLM writes the first one)")
+    max_tokens: int = Field(1500, ge=32, description="completion budget of one LLM call")
+    max_repairs: int = Field(1, ge=0, description="times a rewrite that fails its check is sent back with the error")
+    smoke_steps: int = Field(5, ge=1, description="steps of the compile-and-smoke check in the sandbox")
+    images: bool = Field(True, description="attach key frames to the prompt for providers that take images")
+    limits: ControllerLimits = ControllerLimits()
+    camera: CameraConfig = CameraConfig()
+    llm: LLMConfig = LLMConfig()
+
+    def to_dict(self) -> dict:
+        return self.model_dump(mode="json")
+
+
+def _first_error(exc: pydantic.ValidationError) -> str:
+    err = exc.errors()[0]
+    field = ".".join(str(p) for p in err["loc"]) or "(top level)"
+    msg = "unknown field" if err["type"] == "extra_forbidden" else err["msg"]
+    more = len(exc.errors()) - 1
+    return f"config field {field}: {msg}" + (f" (and {more} more)" if more else "")
+
+
+def parse_aor_config(data: Any) -> AorConfig:
+    """Validate a mapping (as loaded from YAML) into an ``AorConfig``."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"config must be a mapping of fields, got {type(data).__name__}")
+    try:
+        return AorConfig.model_validate(data)
+    except pydantic.ValidationError as exc:
+        raise ConfigError(_first_error(exc)) from None
+
+
+def load_aor_config(path: str | pathlib.Path | None, overrides: Sequence[str] = ()) -> AorConfig:
+    """Read (if given), override and validate an AOR configuration."""
+    data: Any = {}
+    if path is not None:
+        p = pathlib.Path(path)
+        try:
+            data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"config file not found: {p}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"cannot read config file {p}: {exc}") from None
+        except yaml.YAMLError:
+            raise ConfigError(f"config file {p} is not valid YAML") from None
+        if data is not None and not isinstance(data, dict):
+            raise ConfigError(f"config file {p} must hold a mapping of fields")
+    return parse_aor_config(apply_overrides(data or {}, overrides))

@@ -1,0 +1,242 @@
+"""The AOR run store: ``DIR/aor.db``, one SQLite database that is the truth of an AOR run.
+
+Written as things happen, each write its own committed transaction (WAL, ``synchronous=NORMAL``,
+the conventions of ``csro.store``): every LLM call (the same columns and codec as the CSRO
+store, so the report and the replay provider read them alike), every controller (source,
+parent, the call that wrote it, its diagnosis, valid or why not), every evaluation episode's
+outcome and its key frames (PNG), and each finished round. ``kill -9`` loses at most the
+work in flight; ``resume`` serves stored calls and episodes from here (our design: the AOR
+paper, Kumar arXiv 2603.04466, does not discuss persistence).
+
+The file name is also the marker by which ``csro resume`` and ``csro report`` tell an AOR
+run directory from a CSRO one (``run.db``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import pathlib
+import sqlite3
+import threading
+import time
+from typing import Iterator
+
+from csro.llm._types import CallKey, LLMReply, LLMRequest
+from csro.store import _LLM_COLUMNS, StoreError, _dumps, _llm_call, _llm_row
+
+DB_NAME = "aor.db"
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE schema_version (version INTEGER NOT NULL);
+CREATE TABLE run (id INTEGER PRIMARY KEY CHECK (id = 1), config TEXT NOT NULL, created REAL NOT NULL,
+                  final TEXT);
+CREATE TABLE llm_calls (
+    seq INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE,
+    messages TEXT NOT NULL, prefill TEXT NOT NULL, grammar TEXT, stop TEXT NOT NULL,
+    max_tokens INTEGER NOT NULL, temperature REAL NOT NULL, seed INTEGER NOT NULL,
+    text TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL,
+    tokens_in INTEGER NOT NULL, tokens_out INTEGER NOT NULL, latency_s REAL NOT NULL,
+    attempts INTEGER NOT NULL, error TEXT, reply_prefill TEXT NOT NULL);
+CREATE TABLE controllers (
+    id TEXT PRIMARY KEY, round INTEGER NOT NULL, source TEXT, sha256 TEXT, parent TEXT,
+    call_keys TEXT NOT NULL, diagnosis TEXT, valid INTEGER NOT NULL, error TEXT);
+CREATE TABLE episodes (
+    controller TEXT NOT NULL, episode INTEGER NOT NULL, seed INTEGER NOT NULL, outcome TEXT NOT NULL,
+    PRIMARY KEY (controller, episode));
+CREATE TABLE frames (
+    controller TEXT NOT NULL, episode INTEGER NOT NULL, idx INTEGER NOT NULL, step INTEGER NOT NULL,
+    label TEXT NOT NULL, png BLOB NOT NULL, PRIMARY KEY (controller, episode, idx));
+CREATE TABLE rounds (round INTEGER PRIMARY KEY, data TEXT NOT NULL);
+"""
+
+
+@dataclasses.dataclass(frozen=True)
+class ControllerRecord:
+    """One controller of a run: ``c0`` (the initial one), ``c1`` ... (one per rewrite).
+
+    ``valid`` is False for a rewrite that failed its compile-and-smoke check (``error`` says
+    why); such a controller is never evaluated and the loop rolls back to its parent.
+    """
+
+    id: str
+    round: int
+    source: str | None
+    sha256: str | None
+    parent: str | None
+    call_keys: tuple[str, ...]
+    diagnosis: str | None
+    valid: bool
+    error: str | None
+
+
+@dataclasses.dataclass(frozen=True)
+class Frame:
+    """A key frame of an episode: the step it shows, why it was taken, the PNG bytes."""
+
+    step: int
+    label: str
+    png: bytes
+
+
+class AorStore:
+    """The SQLite store of one AOR run directory. Use ``create`` or ``open``."""
+
+    def __init__(self, directory: pathlib.Path, conn: sqlite3.Connection):
+        self.directory = directory
+        self._conn: sqlite3.Connection | None = conn
+        self._lock = threading.RLock()
+
+    @staticmethod
+    def _connect(path: pathlib.Path) -> sqlite3.Connection:
+        conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise StoreError(f"{path} is not a csro AOR database ({exc})") from None
+        return conn
+
+    @classmethod
+    def create(cls, directory: str | pathlib.Path, config: dict) -> "AorStore":
+        directory = pathlib.Path(directory)
+        path = directory / DB_NAME
+        if path.exists() or (directory / "run.db").exists():
+            raise StoreError(f"a run already exists at {directory}; resume it or choose another directory")
+        text = _dumps(config, "the run configuration")
+        directory.mkdir(parents=True, exist_ok=True)
+        store = cls(directory, cls._connect(path))
+        with store._write() as conn:
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
+            conn.execute("INSERT INTO run (id, config, created) VALUES (1, ?, ?)", (text, time.time()))
+        return store
+
+    @classmethod
+    def open(cls, directory: str | pathlib.Path) -> "AorStore":
+        directory = pathlib.Path(directory)
+        path = directory / DB_NAME
+        if not path.is_file():
+            raise StoreError(f"no AOR run at {directory} ({path} not found)")
+        conn = cls._connect(path)
+        try:
+            row = conn.execute("SELECT version FROM schema_version").fetchone()
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise StoreError(f"{path} is not a csro AOR database ({exc})") from None
+        if row is None or row[0] != SCHEMA_VERSION:
+            conn.close()
+            raise StoreError(f"{path} has schema version {row and row[0]}; this csro reads {SCHEMA_VERSION}")
+        return cls(directory, conn)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __enter__(self) -> "AorStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            if self._conn is None:
+                raise StoreError("the AOR store is closed")
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def _read(self, sql: str, args: tuple = ()) -> list[tuple]:
+        with self._lock:
+            if self._conn is None:
+                raise StoreError("the AOR store is closed")
+            return self._conn.execute(sql, args).fetchall()
+
+    # -- run -----------------------------------------------------------------------------
+    def config(self) -> dict:
+        return json.loads(self._read("SELECT config FROM run")[0][0])
+
+    def set_final(self, final: dict) -> None:
+        text = _dumps(final, "the final result")
+        with self._write() as conn:
+            conn.execute("UPDATE run SET final = ? WHERE id = 1", (text,))
+
+    def final(self) -> dict | None:
+        text = self._read("SELECT final FROM run")[0][0]
+        return None if text is None else json.loads(text)
+
+    # -- LLM calls (the recorder and the recording of ``LLMClient``) -----------------------
+    def add_llm_call(self, request: LLMRequest, reply: LLMReply) -> None:
+        row = _llm_row(request, reply)
+        with self._write() as conn:
+            if conn.execute("SELECT 1 FROM llm_calls WHERE key = ?", (row[0],)).fetchone() is None:
+                conn.execute(f"INSERT INTO llm_calls ({_LLM_COLUMNS}) VALUES ({', '.join('?' * len(row))})", row)
+
+    def llm_call(self, key: CallKey) -> LLMReply | None:
+        rows = self._read(f"SELECT {_LLM_COLUMNS} FROM llm_calls WHERE key = ?", (str(key),))
+        return _llm_call(rows[0])[1] if rows else None
+
+    def llm_calls(self) -> list[tuple[LLMRequest, LLMReply]]:
+        return [_llm_call(r) for r in self._read(f"SELECT {_LLM_COLUMNS} FROM llm_calls ORDER BY seq")]
+
+    # -- controllers ---------------------------------------------------------------------
+    def add_controller(self, record: ControllerRecord) -> None:
+        """Store a controller; the same id again is a no-op (a resumed round re-walks it)."""
+        with self._write() as conn:
+            conn.execute("INSERT OR IGNORE INTO controllers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                         (record.id, record.round, record.source, record.sha256, record.parent,
+                          _dumps(list(record.call_keys), "call keys"), record.diagnosis, int(record.valid),
+                          record.error))
+
+    def controllers(self) -> list[ControllerRecord]:
+        rows = self._read("SELECT * FROM controllers ORDER BY round, id")
+        return [ControllerRecord(i, r, s, h, p, tuple(json.loads(k)), d, bool(v), e) for i, r, s, h, p, k, d, v, e in rows]
+
+    # -- episodes and frames ---------------------------------------------------------------
+    def add_episode(self, controller: str, episode: int, seed: int, outcome: dict, frames: list[Frame]) -> None:
+        """An evaluation episode's outcome and key frames, in one transaction."""
+        text = _dumps(outcome, "an episode outcome")
+        with self._write() as conn:
+            conn.execute("INSERT OR REPLACE INTO episodes VALUES (?, ?, ?, ?)", (controller, episode, seed, text))
+            conn.execute("DELETE FROM frames WHERE controller = ? AND episode = ?", (controller, episode))
+            conn.executemany("INSERT INTO frames VALUES (?, ?, ?, ?, ?, ?)",
+                             [(controller, episode, i, f.step, f.label, f.png) for i, f in enumerate(frames)])
+
+    def episodes(self, controller: str) -> dict[int, dict]:
+        rows = self._read("SELECT episode, outcome FROM episodes WHERE controller = ? ORDER BY episode", (controller,))
+        return {e: json.loads(o) for e, o in rows}
+
+    def frames(self, controller: str, episode: int) -> list[Frame]:
+        rows = self._read("SELECT step, label, png FROM frames WHERE controller = ? AND episode = ? ORDER BY idx",
+                          (controller, episode))
+        return [Frame(s, lab, bytes(p)) for s, lab, p in rows]
+
+    # -- rounds ----------------------------------------------------------------------------
+    def mark_round(self, round_: int, data: dict) -> None:
+        """Round ``round_`` is finished (its controller evaluated or rejected, the best updated)."""
+        text = _dumps(data, f"the data of round {round_}")
+        with self._write() as conn:
+            conn.execute("INSERT OR REPLACE INTO rounds VALUES (?, ?)", (round_, text))
+
+    def rounds(self) -> list[dict]:
+        return [{"round": r, **json.loads(d)} for r, d in self._read("SELECT * FROM rounds ORDER BY round")]
+
+
+def sha256(source: str) -> str:
+    return hashlib.sha256(source.encode()).hexdigest()
+
+
