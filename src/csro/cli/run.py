@@ -120,6 +120,9 @@ def run_cmd(
 @app.command("resume")
 def resume_cmd(directory: pathlib.Path = typer.Argument(..., help="The run directory.")) -> None:
     """Continue an interrupted run to the result an uninterrupted run would have."""
+    if (directory / "aor.db").is_file():  # an Act-Observe-Rewrite run (csro aor)
+        from csro.cli.aor import resume_aor
+        return resume_aor(directory)
     iterations = runs.status(directory)["iterations"]
     with _view(iterations) as hooks:
         report = runs.resume(directory, hooks)
@@ -162,4 +165,7 @@ def config_cmd(
 @app.command("report")
 def report_cmd(directory: pathlib.Path = typer.Argument(..., help="The run directory.")) -> None:
     """Write DIR/report.html from the run store (self-contained; open it in a browser)."""
+    if (directory / "aor.db").is_file():  # an Act-Observe-Rewrite run (csro aor)
+        from csro.cli.aor import report_aor
+        return print(report_aor(directory))
     print(write_report(directory))

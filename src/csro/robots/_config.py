@@ -40,7 +40,7 @@ class CameraConfig(_Section):
     """The key frames of each episode (rendered offscreen at phase changes and at the end)."""
 
     enabled: bool = Field(True, description="render key frames at all")
-    name: str = Field("frontview", description="robosuite camera name")
+    name: str = Field("agentview", description="robosuite camera name")
     width: int = Field(160, ge=16, le=1024, description="frame width in pixels")
     height: int = Field(120, ge=16, le=1024, description="frame height in pixels")
     max_frames: int = Field(6, ge=1, le=50, description="key frames kept per episode (the last one is the end)")
