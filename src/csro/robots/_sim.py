@@ -7,7 +7,9 @@ machine without a GPU:
 
 - MuJoCo renders through Debian's Mesa: EGL when it works, else OSMesa (``MUJOCO_GL`` is
   chosen once per process by ``gl_backend``, before mujoco is imported);
-- resets keep the compiled model (``hard_reset=False``, ~30x faster) and are seeded by
+- the environment is built with a seed (robosuite draws from its generator while building
+  the model, and ``hard_reset=False`` keeps that model: unseeded, episodes differed slightly
+  from process to process); resets keep the compiled model (~30x faster) and are seeded by
   resetting the state of the environment's one random generator in place (the placement
   samplers and the robot hold references to that same generator object);
 - frames are rendered on demand only (at the controller's phase changes and at the end, by
@@ -140,7 +142,7 @@ class SimHost:
     """One robosuite environment of ``task``; ``reset(seed)``, ``step(action)``, ``frame()``."""
 
     def __init__(self, task: Task, *, horizon: int, camera: str | None = "frontview", width: int = 160,
-                 height: int = 120, camera_obs: bool = False):
+                 height: int = 120, camera_obs: bool = False, seed: int = 0):
         self.task, self.horizon = task, horizon
         self.camera, self.width, self.height = camera, width, height
         if camera is not None:
@@ -151,7 +153,7 @@ class SimHost:
             raise SimError(f"robosuite is not installed ({exc}): pip install 'csro[robot]'") from None
         kwargs = dict(robots="Panda", has_renderer=False, has_offscreen_renderer=camera is not None,
                       use_camera_obs=camera_obs and camera is not None, horizon=horizon, ignore_done=True,
-                      hard_reset=False, reward_shaping=True, control_freq=CONTROL_HZ)
+                      hard_reset=False, reward_shaping=True, control_freq=CONTROL_HZ, seed=seed)
         if camera_obs and camera is not None:
             kwargs.update(camera_names=camera, camera_widths=width, camera_heights=height)
         try:

@@ -1,0 +1,103 @@
+"""Whole AOR runs through the real CLI with the files provider (deterministic replies), the real
+simulator and sandbox: rejection and repair, rollback to the best, the store, resume."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from aor_helpers import csro, files_config
+from csro.robots import AorStore
+
+pytestmark = pytest.mark.slow
+
+
+def comparable(directory) -> dict:
+    """What a run decided: controllers, their outcomes (less timings), rounds and the final result."""
+    with AorStore.open(directory) as store:
+        controllers = [(c.id, c.sha256, c.parent, c.valid, c.error) for c in store.controllers()]
+        episodes = {c[0]: {i: {k: v for k, v in o.items() if k != "controller_seconds"}
+                           for i, o in store.episodes(c[0]).items()} for c in controllers}
+        return {"controllers": controllers, "episodes": episodes, "final": store.final(),
+                "rounds": store.rounds(), "calls": [str(q.key) for q, _ in store.llm_calls()]}
+
+
+def test_a_files_run_rewrites_repairs_and_keeps_the_best(tmp_path):
+    directory = tmp_path / "run"
+    done = csro("aor", "--task", "Lift", "--config", files_config(tmp_path), "--out", directory)
+    assert "best controller: c1.1  success rate 1.00" in done.stdout
+    assert "c1: rejected: bad_action: get_action returned a list of 3" in done.stderr
+    run = comparable(directory)
+    assert [c[:1] + c[2:4] for c in run["controllers"]] == [
+        ("c0", None, True), ("c1", "c0", False), ("c1.1", "c0", True), ("c2", "c1.1", True)]
+    assert run["calls"] == ["0/propose/0", "1/rewrite/0", "1/repair-1/0", "2/rewrite/0"]
+    # c0 closes in the air (0/2), c1.1 lifts (2/2), c2 is c0 again: rolled back, c1.1 stays the best
+    rates = {r["controller"]: r.get("summary", {}).get("success_rate") for r in run["rounds"]}
+    assert rates == {"c0": 0.0, "c1.1": 1.0, "c2": 0.0}
+    assert [r["best"] for r in run["rounds"]] == ["c0", "c1.1", "c1.1"]
+    assert run["final"]["best"] == "c1.1" and run["final"]["success_rate"] == 1.0
+    with AorStore.open(directory) as store:
+        c0 = store.episodes("c0")[0]
+        assert c0["end"] == "horizon" and c0["min_distance"] > 0.05 and c0["last_phase"] == "lift"
+        c11 = {c.id: c for c in store.controllers()}["c1.1"]
+        assert c11.diagnosis.startswith("FAILURE MODE: the gripper closed 6 cm above")
+        frames = store.frames("c1.1", 0)
+        assert [f.label for f in frames][-1] == "end: success" and all(f.png.startswith(b"\x89PNG") for f in frames)
+        assert store.frames("c1.1", 1) == []  # frames for the first episode only (episodes_with_frames: 1)
+        # the rewrite prompt carried the outcomes and the memory
+        rewrite = dict((str(q.key), q) for q, _ in store.llm_calls())["2/rewrite/0"].messages[-1].content
+        assert "CURRENT CONTROLLER c1.1 (success 100%" in rewrite and "c1 (round 1): REJECTED" in rewrite
+        assert "FAILURE MODE:" in rewrite and "progress stopped at step" in rewrite
+    html = (directory / "report.html").read_text()
+    assert html.count('src="data:image/png;base64,') == 3 * 5 and 'class="diff"' in html
+    assert "img-src data:" in html and "<script" not in html
+
+
+def test_kill_9_then_resume_ends_like_an_uninterrupted_run(tmp_path):
+    config = files_config(tmp_path, episodes=3)
+    whole = tmp_path / "whole"
+    csro("aor", "--config", config, "--out", whole)
+    directory = tmp_path / "killed"
+    proc = subprocess.Popen([sys.executable, "-m", "csro", "aor", "--config", str(config), "--out", str(directory)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                            env={**os.environ, "OMP_NUM_THREADS": "1"})
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            if (directory / "aor.db").exists():
+                with AorStore.open(directory) as store:
+                    if store.rounds():
+                        break
+            time.sleep(0.05)
+        assert proc.poll() is None, "the run ended before it could be killed"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # orphaned workers, if any
+        except ProcessLookupError:
+            pass
+    with AorStore.open(directory) as store:
+        assert store.final() is None and len(store.rounds()) < 3
+    resumed = csro("resume", directory)
+    assert "best controller: c1.1" in resumed.stdout
+    assert comparable(directory) == comparable(whole)
+    before = comparable(directory)
+    csro("resume", directory)  # a finished run: only the report is rewritten
+    assert comparable(directory) == before
+    assert csro("report", directory).stdout.strip() == str(directory / "report.html")
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path):
+    bad = csro("aor", "--task", "Push", "--out", tmp_path / "x", check=False)
+    assert bad.returncode == 2 and bad.stderr.strip() == "error: unknown task 'Push' (valid: Lift, PickPlaceCan, Stack)"
+    bad = csro("aor", "--config", files_config(tmp_path, episodes=0), "--out", tmp_path / "y", check=False)
+    assert bad.returncode == 2 and "config field episodes" in bad.stderr
+    assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
+    missing = csro("robot-eval", "--task", "Lift", "--controller", tmp_path / "none.py", check=False)
+    assert missing.returncode == 2 and "cannot read controller file" in missing.stderr
