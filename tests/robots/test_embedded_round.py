@@ -1,0 +1,31 @@
+"""One short real AOR round with the embedded model (llama.cpp, Qwen2.5-Coder-0.5B): one LLM
+call with a small budget; whatever the small model writes is checked in the sandbox first."""
+
+from __future__ import annotations
+
+import pytest
+
+from aor_helpers import csro, files_config
+from conftest import EXAMPLES
+from csro.robots import AorStore
+
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
+
+
+def test_one_rewrite_round_with_the_embedded_model(tmp_path):
+    config = files_config(tmp_path, rounds=1, episodes=1, horizon=60, max_repairs=0, max_tokens=160,
+                          initial_controller=str(EXAMPLES / "lift.py"), llm={"provider": "embedded"})
+    directory = tmp_path / "run"
+    done = csro("aor", "--config", config, "--out", directory, timeout=280)
+    assert "report: " in done.stdout
+    with AorStore.open(directory) as store:
+        calls = store.llm_calls()
+        assert [str(q.key) for q, _ in calls] == ["1/rewrite/0"]  # c0 came from the file: one call in all
+        request, reply = calls[0]
+        assert reply.provider == "embedded" and reply.model and reply.tokens_out > 0 and reply.error is None
+        assert "CURRENT CONTROLLER c0 (success 100%" in request.messages[-1].content
+        c1 = {c.id: c for c in store.controllers()}["c1"]
+        assert c1.call_keys == ("1/rewrite/0",)
+        # valid and evaluated, or rejected with the reason; either way the best is kept
+        assert (c1.valid and len(store.episodes("c1")) == 1) or (not c1.valid and c1.error)
+        assert store.final()["best"] in ("c0", "c1")
