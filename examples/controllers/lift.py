@@ -24,9 +24,10 @@ class Controller:
             if np.linalg.norm(above - eef) < 0.015:
                 self.phase = "descend"
             return self.move(eef, above, -1.0)
-        if self.phase == "descend":
-            if np.linalg.norm(cube - eef) < 0.01:
-                self.phase = "close"
+        if self.phase == "descend":  # close at the cube, or where the fingers stopped
+            self.closing += 1
+            if np.linalg.norm(cube - eef) < 0.01 or self.closing > 40:
+                self.phase, self.closing = "close", 0
             return self.move(eef, cube, -1.0)
         if self.phase == "close":
             self.closing += 1

@@ -32,9 +32,10 @@ class Controller:
             if np.linalg.norm(above - eef) < 0.015:
                 self.phase = "descend"
             return self.move(eef, above, -1.0)
-        if self.phase == "descend":
-            if np.linalg.norm(can - eef) < 0.01:
-                self.phase = "close"
+        if self.phase == "descend":  # close at the can, or where the fingers stopped
+            self.count += 1
+            if np.linalg.norm(can - eef) < 0.01 or self.count > 40:
+                self.phase, self.count = "close", 0
             return self.move(eef, can, -1.0)
         if self.phase == "close":
             self.after(15, "lift")
