@@ -71,23 +71,28 @@ class ActObserveRewrite:
         self.obs_keys = sorted(host.reset(config.seed))
 
     # -- state, from the store --------------------------------------------------------------
-    def evaluated(self) -> list[Evaluated]:
+    def evaluated(self, before: int | None = None) -> list[Evaluated]:
+        """The evaluated controllers (of the rounds before ``before``, if given)."""
         out = []
         for record in self.store.controllers():
+            if before is not None and record.round >= before:
+                continue
             episodes = self.store.episodes(record.id) if record.valid else {}
             if len(episodes) == len(self.seeds):
                 out.append(Evaluated(record, [episodes[i] for i in range(len(self.seeds))]))
         return out
 
-    def best(self) -> Evaluated | None:
-        done = self.evaluated()
+    def best(self, before: int | None = None) -> Evaluated | None:
+        done = self.evaluated(before)
         return max(done, key=lambda e: e.rank) if done else None
 
-    def memory(self) -> list[str]:
-        """One line per attempt so far (the episodic memory of the prompt)."""
-        scores = {e.record.id: e for e in self.evaluated()}
+    def memory(self, before: int) -> list[str]:
+        """One line per attempt of the rounds before ``before`` (the episodic memory of the prompt)."""
+        scores = {e.record.id: e for e in self.evaluated(before)}
         lines = []
         for record in self.store.controllers():
+            if record.round >= before:
+                continue
             if not record.valid:
                 lines.append(f"- {record.id} (round {record.round}): REJECTED by the check: {(record.error or '')[:300]}")
                 continue
@@ -103,7 +108,7 @@ class ActObserveRewrite:
             if record.diagnosis:
                 line += f"; its diagnosis: {' '.join(record.diagnosis.split())[:300]}"
             lines.append(line)
-        best = self.best()
+        best = self.best(before)
         if best is not None:
             lines.append(f"BEST SO FAR: {best.record.id} with success {best.success_rate:.0%}")
         return lines
@@ -124,7 +129,7 @@ class ActObserveRewrite:
         return final
 
     def round(self, round_: int) -> None:
-        parent = self.best()
+        parent = self.best(before=round_)  # what this round's own work (if resumed) cannot change
         self.on_event(round_, "round_start", {"parent": parent.record.id if parent else None})
         if round_ == 0 and self.config.initial_controller:
             record = self._initial_file(self.config.initial_controller)
@@ -157,7 +162,7 @@ class ActObserveRewrite:
         else:
             current = {"id": parent.record.id, "source": parent.record.source, "success_rate": parent.success_rate}
             step, messages = "rewrite", _prompt.rewrite_messages(self.task, self.obs_keys, current, parent.outcomes,
-                                                                 self.memory())
+                                                                 self.memory(round_))
         keys: list[str] = []
         diagnosis = None
         for attempt in range(self.config.max_repairs + 1):
