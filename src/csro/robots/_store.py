@@ -18,6 +18,7 @@ import contextlib
 import dataclasses
 import hashlib
 import json
+import os
 import pathlib
 import sqlite3
 import threading
@@ -109,14 +110,22 @@ class AorStore:
             raise StoreError(f"a run already exists at {directory}; resume it or choose another directory")
         text = _dumps(config, "the run configuration")
         directory.mkdir(parents=True, exist_ok=True)
-        store = cls(directory, cls._connect(path))
-        with store._write() as conn:
+        # Built aside and renamed into place: a run killed while creating leaves no half store.
+        partial = directory / (DB_NAME + ".partial")
+        partial.unlink(missing_ok=True)
+        conn = cls._connect(partial)
+        try:
+            conn.execute("BEGIN IMMEDIATE")
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     conn.execute(statement)
             conn.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
             conn.execute("INSERT INTO run (id, config, created) VALUES (1, ?, ?)", (text, time.time()))
-        return store
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+        os.replace(partial, path)
+        return cls.open(directory)
 
     @classmethod
     def open(cls, directory: str | pathlib.Path) -> "AorStore":
