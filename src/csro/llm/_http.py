@@ -12,6 +12,8 @@ a provider's ``repr`` or ``str``.
 from __future__ import annotations
 
 import abc
+import base64
+import dataclasses
 import json
 from typing import Any
 
@@ -103,10 +105,15 @@ def prefill_as_instruction(messages: tuple[Message, ...], prefill: str) -> list[
         return chat
     line = f"Start your reply with exactly:\n{prefill}"
     if chat and chat[-1].role == "user":
-        chat[-1] = Message("user", f"{chat[-1].content}\n\n{line}")
+        chat[-1] = dataclasses.replace(chat[-1], content=f"{chat[-1].content}\n\n{line}")
     else:
         chat.append(Message("user", line))
     return chat
+
+
+def png_base64(images: tuple[bytes, ...]) -> list[str]:
+    """The attached PNG images of a message, base64-encoded for a JSON body."""
+    return [base64.b64encode(image).decode("ascii") for image in images]
 
 
 def split_system(messages: list[Message]) -> tuple[str, list[Message]]:

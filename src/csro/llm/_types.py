@@ -39,10 +39,16 @@ class CallKey:
 
 @dataclasses.dataclass(frozen=True)
 class Message:
-    """One chat message; ``role`` is ``system``, ``user`` or ``assistant``."""
+    """One chat message; ``role`` is ``system``, ``user`` or ``assistant``.
+
+    ``images`` are PNG images attached to a user message (e.g. robot key frames): the
+    ``openai``, ``anthropic`` and ``gemini`` providers send them as image parts; the other
+    providers, and the run store's record of the call, keep the text only.
+    """
 
     role: str
     content: str
+    images: tuple[bytes, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)

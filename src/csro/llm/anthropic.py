@@ -5,15 +5,16 @@ system messages go to ``system``. Prefill is native: the prefill is sent as a tr
 assistant message and the reply continues it. The API refuses a final assistant message
 that ends in whitespace, so the prefill is sent right-stripped and the reply's ``prefill``
 is that stripped text (the model's continuation supplies the whitespace); temperatures
-above the API's maximum of 1 are clamped to 1 (both our interpretation). Grammars are ignored.
+above the API's maximum of 1 are clamped to 1 (both our interpretation). Grammars are ignored;
+attached images become base64 ``image`` blocks.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from csro.llm._http import HTTPProvider, reply_of, split_system
-from csro.llm._types import LLMReply, LLMRequest
+from csro.llm._http import HTTPProvider, png_base64, reply_of, split_system
+from csro.llm._types import LLMReply, LLMRequest, Message
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
@@ -31,7 +32,7 @@ class AnthropicProvider(HTTPProvider):
 
     def build(self, request: LLMRequest) -> tuple[str, dict[str, Any]]:
         system, chat = split_system(list(request.messages))
-        messages = [{"role": m.role, "content": m.content} for m in chat]
+        messages = [{"role": m.role, "content": _content(m)} for m in chat]
         prefill = request.prefill.rstrip()
         if prefill:
             messages.append({"role": "assistant", "content": prefill})
@@ -48,3 +49,12 @@ class AnthropicProvider(HTTPProvider):
         usage = data.get("usage") or {}
         return reply_of(self, request, text, usage.get("input_tokens"), usage.get("output_tokens"),
                         prefill=request.prefill.rstrip())
+
+
+def _content(m: Message) -> Any:
+    """The text, or a text block and base64 ``image`` blocks when images are attached."""
+    if not m.images:
+        return m.content
+    return [{"type": "text", "text": m.content}] + [
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}}
+        for data in png_base64(m.images)]

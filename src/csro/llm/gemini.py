@@ -3,14 +3,15 @@
 POST ``{base_url}/v1beta/models/{model}:generateContent`` with the key in the
 ``x-goog-api-key`` header; the chat becomes ``contents`` (roles ``user`` and ``model``) and
 ``systemInstruction``, the sampling settings ``generationConfig``. A prefill becomes an
-instruction, as for ``openai`` (our interpretation); grammars are ignored.
+instruction, as for ``openai`` (our interpretation); grammars are ignored;
+attached images become ``inline_data`` parts.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from csro.llm._http import HTTPProvider, prefill_as_instruction, reply_of, split_system
+from csro.llm._http import HTTPProvider, png_base64, prefill_as_instruction, reply_of, split_system
 from csro.llm._types import LLMReply, LLMRequest
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
@@ -31,7 +32,8 @@ class GeminiProvider(HTTPProvider):
                                   "seed": request.seed}
         if request.stop:
             config["stopSequences"] = list(request.stop)
-        body: dict[str, Any] = {"contents": [{"role": _ROLES[m.role], "parts": [{"text": m.content}]} for m in chat],
+        body: dict[str, Any] = {"contents": [{"role": _ROLES[m.role], "parts": [{"text": m.content}] + [
+            {"inline_data": {"mime_type": "image/png", "data": data}} for data in png_base64(m.images)]} for m in chat],
                                 "generationConfig": config}
         if system:
             body["systemInstruction"] = {"parts": [{"text": system}]}

@@ -6,15 +6,15 @@ POST ``{base_url}/chat/completions`` with model, messages, max_tokens, temperatu
 stop, and a Bearer key when one is configured (local servers need none). The API cannot
 prefill the assistant's turn, so a prefill becomes an instruction to start the reply with
 it, and the reply's ``prefill`` is empty: its text is the whole reply (our interpretation).
-Grammars are ignored.
+Grammars are ignored; attached images become ``image_url`` parts.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from csro.llm._http import HTTPProvider, prefill_as_instruction, reply_of
-from csro.llm._types import LLMReply, LLMRequest
+from csro.llm._http import HTTPProvider, png_base64, prefill_as_instruction, reply_of
+from csro.llm._types import LLMReply, LLMRequest, Message
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
@@ -29,7 +29,7 @@ class OpenAIProvider(HTTPProvider):
         super().__init__(model, base_url or DEFAULT_BASE_URL, headers, key)
 
     def build(self, request: LLMRequest) -> tuple[str, dict[str, Any]]:
-        messages = [{"role": m.role, "content": m.content}
+        messages = [{"role": m.role, "content": _content(m)}
                     for m in prefill_as_instruction(request.messages, request.prefill)]
         body: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": request.max_tokens,
                                 "temperature": request.temperature, "seed": request.seed}
@@ -41,3 +41,11 @@ class OpenAIProvider(HTTPProvider):
         usage = data.get("usage") or {}
         return reply_of(self, request, data["choices"][0]["message"]["content"], usage.get("prompt_tokens"),
                         usage.get("completion_tokens"))
+
+
+def _content(m: Message) -> Any:
+    """The text, or text and ``image_url`` parts (PNG data URLs) when images are attached."""
+    if not m.images:
+        return m.content
+    return [{"type": "text", "text": m.content}] + [
+        {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}} for data in png_base64(m.images)]

@@ -12,7 +12,7 @@ Unknown keys are errors; a bad value raises ``ConfigError`` naming the field, e.
 from __future__ import annotations
 
 import pathlib
-from typing import Any, Sequence
+from typing import Any, Literal, Sequence
 
 import pydantic
 import yaml
@@ -61,9 +61,20 @@ class AorConfig(_Section):
     max_repairs: int = Field(1, ge=0, description="times a rewrite that fails its check is sent back with the error")
     smoke_steps: int = Field(5, ge=1, description="steps of the compile-and-smoke check in the sandbox")
     images: bool = Field(True, description="attach key frames to the prompt for providers that take images")
+    images: Literal["auto", "on", "off"] = Field(
+        "auto", description="attach the parent's key frames to the rewrite prompt: auto: for the openai "
+        "(without a base_url), anthropic and gemini providers; on: always (a server must take images); off")
     limits: ControllerLimits = ControllerLimits()
     camera: CameraConfig = CameraConfig()
     llm: LLMConfig = LLMConfig()
+
+    @property
+    def send_images(self) -> bool:
+        """Whether rewrite prompts carry key frames (``images``, resolved for the provider)."""
+        if self.images != "auto":
+            return self.images == "on"
+        hosted = self.llm.provider in ("anthropic", "gemini") or (self.llm.provider == "openai" and not self.llm.base_url)
+        return hosted and self.camera.enabled
 
     def to_dict(self) -> dict:
         return self.model_dump(mode="json")

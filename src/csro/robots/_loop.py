@@ -18,8 +18,8 @@ from the task alone). Every later round, in steps:
 
 The state of the loop is recomputed from the store at every round (controllers, episodes,
 marked rounds), so a run killed anywhere resumes where it stopped: stored LLM calls are
-replayed by key and stored episodes are not run again. Deviations from the paper: a fixed
-number of rounds rather than stopping at 100%; text-only observations for the LLM.
+replayed by key and stored episodes are not run again. Deviation from the paper: a fixed
+number of rounds rather than stopping at 100%.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from ._config import AorConfig
 from ._controller import ControllerProcess
 from ._episode import Episode, evaluate, run_episode, summary
 from ._sim import SimHost, Task
-from ._store import AorStore, ControllerRecord, sha256
+from ._store import AorStore, ControllerRecord, Frame, sha256
 
 OnEvent = Callable[[int, str, dict], None]
 
@@ -162,7 +162,7 @@ class ActObserveRewrite:
         else:
             current = {"id": parent.record.id, "source": parent.record.source, "success_rate": parent.success_rate}
             step, messages = "rewrite", _prompt.rewrite_messages(self.task, self.obs_keys, current, parent.outcomes,
-                                                                 self.memory(round_))
+                                                                 self.memory(round_), self._frames(parent))
         keys: list[str] = []
         diagnosis = None
         for attempt in range(self.config.max_repairs + 1):
@@ -190,6 +190,16 @@ class ActObserveRewrite:
                 return record
             messages = _prompt.repair_messages(messages, reply.full_text, error)
         return record
+
+    def _frames(self, parent: Evaluated) -> list[tuple[int, Frame]]:
+        """The key frames to attach: of the parent's first failed episode with frames, else its first."""
+        if not self.config.send_images:
+            return []
+        shot = {i: self.store.frames(parent.record.id, i) for i in range(len(parent.outcomes))}
+        shot = {i: f for i, f in shot.items() if f}
+        failed = [i for i in shot if not parent.outcomes[i]["success"]]
+        pick = failed[0] if failed else min(shot, default=None)
+        return [] if pick is None else [(pick, f) for f in shot[pick]]
 
     def smoke(self, source: str) -> str | None:
         """The compile-and-smoke check: None, or why the controller cannot run."""

@@ -3,8 +3,9 @@
 The AOR paper (Kumar, arXiv 2603.04466) shows the LLM the current source, the episodic
 memory and a diagnostic prompt asking first for the failure mode, the root-cause location
 (perception / logic / parameters) and the single most important change, then the whole new
-class. Our wording and layout; the key frames are described in text (the phase log and the
-positions at the end), since csro's LLM layer carries text only.
+class. Our wording and layout. The outcomes are text (the phase log, distances, positions
+at the end); the key frames of one of the parent's episodes (the first failed one that has
+frames, else the first) are attached as images for providers that take them.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from csro.oracles._code import extract_code
 from ._controller import CLASS_NAME
 from ._observe import describe
 from ._sim import Task
+from ._store import Frame
 
 SYSTEM = ("You write Python controllers for a simulated Franka Panda arm (robosuite, 20 control steps a "
           "second). You reply with plain text and one ```python code block.")
@@ -57,16 +59,20 @@ def propose_messages(task: Task, obs_keys: list[str]) -> list[Message]:
 
 
 def rewrite_messages(task: Task, obs_keys: list[str], current: dict, outcomes: list[dict],
-                     memory: list[str]) -> list[Message]:
-    """A rewrite of ``current`` (``{"id", "source", "success_rate"}``) from its episodes' outcomes."""
+                     memory: list[str], frames: list[tuple[int, Frame]] = ()) -> list[Message]:
+    """A rewrite of ``current`` (``{"id", "source", "success_rate"}``) from its episodes' outcomes,
+    with ``frames`` (``(episode, Frame)``) attached as images and listed in the text."""
     episodes = "\n".join(describe(o, i, object_name(task)) for i, o in enumerate(outcomes))
     text = (f"TASK ({task.name}): {task.goal}\nObservation keys: {', '.join(obs_keys)}\n\n"
             f"API:\n```python\n{API}```\n{RULES}\n\n"
             f"CURRENT CONTROLLER {current['id']} (success {current['success_rate']:.0%} over "
             f"{len(outcomes)} episodes):\n```python\n{current['source'].rstrip()}\n```\n\n"
             f"ITS EPISODES:\n{episodes}\n\n"
-            f"MEMORY (every attempt so far):\n" + "\n".join(memory) + "\n\n" + DIAGNOSE)
-    return [Message("system", SYSTEM), Message("user", text)]
+            f"MEMORY (every attempt so far):\n" + "\n".join(memory) + "\n\n")
+    if frames:
+        text += ("ATTACHED IMAGES, in order (camera in front of the table, looking at the robot): " +
+                 "; ".join(f"episode {e} step {f.step} ({f.label})" for e, f in frames) + "\n\n")
+    return [Message("system", SYSTEM), Message("user", text + DIAGNOSE, tuple(f.png for _, f in frames))]
 
 
 def repair_messages(messages: list[Message], reply: str, error: str) -> list[Message]:
