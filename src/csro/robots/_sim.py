@@ -24,6 +24,7 @@ the only thing a controller is given (see ``csro.robots._controller``).
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import struct
 import subprocess
@@ -133,6 +134,10 @@ def png(rgb: np.ndarray) -> bytes:
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b"")
 
 
+def _errors_only(record: logging.LogRecord) -> bool:
+    return record.levelno >= logging.ERROR
+
+
 def plain(obs: dict) -> dict:
     """An observation as a plain dict of lists of floats (camera images left out)."""
     return {k: [float(x) for x in np.ravel(v)] for k, v in obs.items() if not k.endswith("_image")}
@@ -147,6 +152,9 @@ class SimHost:
         self.camera, self.width, self.height = camera, width, height
         if camera is not None:
             gl_backend()
+        # robosuite logs warnings about optional packages and a private macro file at import,
+        # and its controller file at every make: keep only its errors on csro's terminal.
+        logging.getLogger("robosuite_logs").addFilter(_errors_only)
         try:
             import robosuite
         except ImportError as exc:
