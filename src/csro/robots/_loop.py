@@ -157,8 +157,10 @@ class ActObserveRewrite:
 
     def _write(self, round_: int, parent: Evaluated | None) -> ControllerRecord:
         """Ask for a controller (a rewrite of ``parent``), check it, repair it; the last attempt."""
+        prefill = ""
         if parent is None:
             step, messages = "propose", _prompt.propose_messages(self.task, self.obs_keys)
+            prefill = _prompt.propose_prefill(self.task)
         else:
             current = {"id": parent.record.id, "source": parent.record.source, "success_rate": parent.success_rate}
             step, messages = "rewrite", _prompt.rewrite_messages(self.task, self.obs_keys, current, parent.outcomes,
@@ -168,8 +170,10 @@ class ActObserveRewrite:
         for attempt in range(self.config.max_repairs + 1):
             key = CallKey(round_, step if attempt == 0 else f"repair-{attempt}", 0)
             keys.append(str(key))
+            started = prefill if attempt == 0 else ""  # a repair is a whole new reply
             reply = self.llm.complete(LLMRequest(
-                key, tuple(messages), max_tokens=self.config.max_tokens, temperature=self.config.llm.temperature,
+                key, tuple(messages), prefill=started, stop=("\n```",) if started else (),
+                max_tokens=self.config.max_tokens, temperature=self.config.llm.temperature,
                 seed=derive_seed(self.config.seed, str(key))))
             source = error = None
             if not reply.ok:

@@ -58,6 +58,16 @@ def propose_messages(task: Task, obs_keys: list[str]) -> list[Message]:
     return [Message("system", SYSTEM), Message("user", text)]
 
 
+def propose_prefill(task: Task) -> str:
+    """The start of the first controller's reply: the fence, the class header, ``reset`` and the
+    positions of the gripper and the object (the small embedded model copies an API stub
+    otherwise; a prefill kept most of its CSRO policies valid, see docs/llm.md)."""
+    return ("```python\nimport numpy as np\n\n\nclass Controller:\n    def reset(self):\n"
+            "        self.phase = \"approach\"\n\n    def get_action(self, obs):\n"
+            "        eef = np.array(obs[\"robot0_eef_pos\"])\n"
+            f"        {object_name(task)} = np.array(obs[\"{task.object_key}\"])\n")
+
+
 def rewrite_messages(task: Task, obs_keys: list[str], current: dict, outcomes: list[dict],
                      memory: list[str], frames: list[tuple[int, Frame]] = ()) -> list[Message]:
     """A rewrite of ``current`` (``{"id", "source", "success_rate"}``) from its episodes' outcomes,
