@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import pathlib
 
-from csro.report import _sections
+from csro.report import _evolution, _sections
 from csro.report._html import esc
 from csro.store import RunStore
 
@@ -58,9 +58,11 @@ SECTIONS = (("run", "Run"), ("final", "Final metrics"), ("plots", "Plots"), ("po
 def build_html(store: RunStore) -> str:
     """The report of the run in ``store`` as one HTML document."""
     run = _sections.Run.read(store)
-    body = "".join(build(run) for build in (_sections.header, _sections.final_metrics, _sections.plots,
-                                            _sections.policies, _sections.llm_cost))
-    nav = "".join(f'<a href="#{key}">{esc(title)}</a>' for key, title in SECTIONS)
+    evolution = _evolution.section(store.programs(), run.events)
+    body = "".join(build(run) for build in (_sections.header, _sections.final_metrics, _sections.plots))
+    body += evolution + "".join(build(run) for build in (_sections.policies, _sections.llm_cost))
+    sections = SECTIONS[:3] + ((("evolution", "Evolutionary search"),) if evolution else ()) + SECTIONS[3:]
+    nav = "".join(f'<a href="#{key}">{esc(title)}</a>' for key, title in sections)
     game = esc(run.config.get("game", "?"))
     styles = CSS + _sections.CODE_FORMATTER.get_style_defs(".highlight")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

@@ -325,7 +325,9 @@ class Evolution:
     def _finish(self, program: Program) -> None:
         program.descriptor = tuple(self.problem.descriptor(program)) if program.evaluated else ()
         self.db.add(program)
-        self.on_program(program, self.db.fitness(program.id))
+        fitness = self.db.fitness(program.id)
+        program.info["fitness_at_birth"] = fitness
+        self.on_program(program, fitness)
 
 
 def _count(items) -> dict[str, int]:
