@@ -18,6 +18,7 @@ def prog(v: float, extra: str = "") -> str:
 
 class FakeProblem:
     class_name = "Agent"
+    quick_comparable = True
 
     def __init__(self):
         self.checked, self.quicked, self.fulled = [], [], []
@@ -122,7 +123,7 @@ def test_cascade_rejects_failures_and_only_promising_programs_get_a_full_evaluat
     statuses = {p.id: p.status for p in db.programs.values()}
     assert sorted(statuses.values()) == ["invalid", "llm_error", "no_code", "not_promising", "seed"]
     assert problem.fulled == [prog(1)]  # the seed only: nothing else reached stage 3
-    assert len(problem.quicked) == 1 and len(problem.checked) == 3  # seed + two programs with code
+    assert len(problem.quicked) == 2 and len(problem.checked) == 3  # seed + two programs with code
     bad = next(p for p in db.programs.values() if p.status == "invalid")
     assert "BAD" in bad.error and bad.stage == 0
 

@@ -33,7 +33,7 @@ FitnessFn = Callable[[dict], "float | None"]
 DescriptorFn = Callable[["Program"], tuple]
 """Program -> its behaviour cell under the current target (tuple of small ints)."""
 
-STATUSES = ("ok", "seed", "migrant", "apply_failed", "no_code", "invalid", "llm_error", "not_promising")
+STATUSES = ("ok", "seed", "migrant", "apply_failed", "no_code", "invalid", "llm_error", "not_promising", "eval_failed")
 FULL = 3  # cascade stage of a fully evaluated program
 
 

@@ -129,12 +129,13 @@ class Evolution:
         for s, e in zip(sources, errors):
             if e is not None:
                 self.log("evolve_seed_rejected", {"error": e})
+        quick = self.problem.quick(valid) if valid else []
         scores = self._full(valid)
-        for k, (source, sc) in enumerate(zip(valid, scores)):
+        for k, (source, q, sc) in enumerate(zip(valid, quick, scores)):
             for island in range(self.db.islands):
                 program = Program(id=f"{prefix}{self.iteration}.{k}.{island}", iteration=self.iteration, generation=-1,
                                   island=island, source=source, mutation="seed", status="seed", stage=FULL,
-                                  scores=dict(sc))
+                                  scores=dict(sc), info={"quick": {"scores": q, "fitness": self.problem.fitness(q)}})
                 self._finish(program)
 
     # -- generations --------------------------------------------------------------------------------
@@ -270,6 +271,8 @@ class Evolution:
                 promising = promising[:left]
             for p, sc in zip(promising, self._full([p.source for p in promising])):
                 p.stage, p.scores = FULL, dict(sc)
+                if self.problem.fitness(sc) is None:
+                    p.status, p.error = "eval_failed", "the full evaluation gave no score on some component"
         for p in programs:  # repeats take the outcome of their first copy, or of an earlier program
             if p.status != "ok" or p.stage == FULL or first.get(p.source) is p:
                 continue
@@ -291,9 +294,16 @@ class Evolution:
         return scores
 
     def _promising(self, island: int, quick_fitness: float | None) -> bool:
+        """Stage 2 passes at the island's ``cascade_quantile`` of elite fitness, compared on the
+        full fitness when the problem's quick scores share its scale, else on the elites' own
+        stage-2 fitness."""
         if quick_fitness is None:
             return False
-        elite = [self.db.fitness(p.id) for p in self.db.elites(island)]
+        elites = self.db.elites(island)
+        if self.problem.quick_comparable:
+            elite = [self.db.fitness(p.id) for p in elites]
+        else:
+            elite = [f for p in elites if (f := (p.info.get("quick") or {}).get("fitness")) is not None]
         if not elite:
             return True
         return quick_fitness >= float(np.quantile(elite, self.config.cascade_quantile))

@@ -43,6 +43,8 @@ def cell(support: dict[str, float], program: Program, length_edges: Sequence[int
 class PolicyProblem:
     """Best responses to sigma over ``opponents`` (their weights are sigma)."""
 
+    quick_comparable = True  # stage 2 plays fewer matches of the same cells
+
     def __init__(self, game: CodeGame, opponents: Sequence[Opponent], play: Player, config: OracleConfig,
                  context: ContextBuilder, *, matches: int, seed: int):
         self.game = game

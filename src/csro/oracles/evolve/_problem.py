@@ -21,6 +21,9 @@ class Problem(Protocol):
 
     #: The class the program must define (for ``extract_code``).
     class_name: str
+    #: Whether stage-2 scores share the full scores' scale (fewer matches: yes; fewer solver
+    #: iterations: no, so stage 2 is then compared with the elites' own stage-2 fitness).
+    quick_comparable: bool
 
     def fitness(self, scores: dict) -> float | None:
         """The fitness of complete scores (higher is better); None if a component is missing."""
