@@ -17,6 +17,7 @@ from csro import runs
 from csro.cli._app import app
 from csro.cli._progress import new_progress
 from csro.config import apply_overrides, documented_yaml, load_config, parse_config
+from csro.errors import ConfigError
 from csro.report import write_report
 
 out = Console(width=None if sys.stdout.isatty() else 160)
@@ -91,6 +92,14 @@ def _view(iterations: int) -> Iterator[runs.Hooks]:
         yield runs.Hooks(on_event=on_event, on_progress=on_progress)
 
 
+def _is_discovery(directory: pathlib.Path) -> bool:
+    from csro.discover import is_discovery
+    from csro.store import RunStore
+
+    with RunStore.open(directory) as store:
+        return is_discovery(store.config())
+
+
 def _summary(directory: pathlib.Path, report: pathlib.Path) -> None:
     """The final table: the population with sigma and each member's score against sigma."""
     s = runs.status(directory)
@@ -119,7 +128,14 @@ def run_cmd(
 
 @app.command("resume")
 def resume_cmd(directory: pathlib.Path = typer.Argument(..., help="The run directory.")) -> None:
-    """Continue an interrupted run to the result an uninterrupted run would have."""
+    """Continue an interrupted run (a CSRO or discovery run) to the result an uninterrupted run would have."""
+    if _is_discovery(directory):
+        from csro.cli.discover import _print_event, print_final
+        from csro.discover import resume as resume_discovery
+
+        resume_discovery(directory, on_event=_print_event)
+        print_final(directory)
+        return
     iterations = runs.status(directory)["iterations"]
     with _view(iterations) as hooks:
         report = runs.resume(directory, hooks)
@@ -132,6 +148,8 @@ def status_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
 ) -> None:
     """Where a run stands: iteration, population, sigma, final metrics, LLM usage."""
+    if _is_discovery(directory):
+        raise ConfigError(f"{directory} is a discovery run: see its report (csro report {directory})")
     s = runs.status(directory)
     if json_out:
         print(json.dumps(s))

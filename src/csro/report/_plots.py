@@ -185,3 +185,35 @@ def evolution_plot(programs: Sequence[dict], title: str = "Fitness over the sear
     ax.legend(fontsize=8, loc="best")
     ax.grid(alpha=0.3)
     return to_svg(fig, "evolution", title)
+
+
+def discovery_curves_plot(final: Mapping) -> str | None:
+    """Exploitability over iterations on each game (log-log): the discovered program, bold,
+    against the library's baselines; titles say whether the game was trained on or held out."""
+    games = [(name, entry) for name, entry in final.get("games", {}).items()
+             if any("exploitability" in c for c in entry["curves"].values())]
+    if not games:
+        return None
+    cols = min(3, len(games))
+    rows = -(-len(games) // cols)
+    fig = Figure(figsize=(4.2 * cols, 3.2 * rows))
+    axes = fig.subplots(rows, cols, squeeze=False).ravel()
+    x = final["checkpoints"]
+    for ax, (name, entry) in zip(axes, games):
+        for algo, curve in entry["curves"].items():
+            if "exploitability" not in curve:
+                continue
+            y = np.maximum(np.asarray(curve["exploitability"], dtype=float), 1e-12)
+            bold = algo == "discovered"
+            ax.plot(x, y, lw=2.4 if bold else 1.1, color="black" if bold else None, label=algo, zorder=3 if bold else 2)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(f"{name} ({entry['split']})", fontsize=10)
+        ax.set_xlabel("iteration")
+        ax.set_ylabel("exploitability")
+        ax.grid(alpha=0.3, which="both")
+    axes[0].legend(fontsize=7)
+    for ax in axes[len(games):]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    return to_svg(fig, "discovery", "exploitability curves of the discovered program and the baselines")
