@@ -52,6 +52,12 @@ def _event_line(iteration: int, kind: str, data: dict, total: int) -> str | None
         return None  # its candidate line said why
     if kind in ("oracle_rejected", "oracle_failed", "duplicate"):
         return f"  [yellow]{kind.replace('_', ' ')}[/yellow]: {_one_line(data.get('reason'), 140)}"
+    if kind == "evolve_rescored" and data.get("elites"):
+        return (f"  archive carried over: {data['elites']} elites, {data['programs']} programs re-scored, "
+                f"{data['cells_simulated']} new cells simulated")
+    if kind == "evolve_generation":
+        statuses = ", ".join(f"{k} {v}" for k, v in sorted(data["statuses"].items()))
+        return f"  generation {data['generation']}: {data['programs']} programs ({statuses}), best u = {_fmt(data.get('best_fitness'))}"
     if kind == "iteration_done":
         parts = [f"population {data.get('population_size')}", f"meta-NashConv {_fmt(data.get('meta_nash_conv'))}"]
         if "br_utility" in data:
