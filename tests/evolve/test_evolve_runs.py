@@ -4,25 +4,8 @@ import pytest
 
 from csro.store import RunStore
 
-from tests.runs.run_helpers import csro, small_config, write_config
+from tests.runs.run_helpers import FREQUENCY, csro, small_config, write_config
 
-BEAT_FREQUENT = '''\
-```python
-class Agent:
-    """Beats the opponent's most frequent throw."""
-
-    BEATS = {"ROCK": "PAPER", "PAPER": "SCISSORS", "SCISSORS": "ROCK"}
-
-    def __init__(self):
-        self.counts = {"ROCK": 0, "PAPER": 0, "SCISSORS": 0}
-
-    def act(self, observation):
-        last = observation["opponent_action"]
-        if last is not None:
-            self.counts[last] += 1
-        return self.BEATS[max(self.counts, key=self.counts.get)]
-```
-'''
 DEEPER = """<<<<<<< SEARCH
         predicted = max(self.counts, key=self.counts.get)
         return self.BEATS[predicted]
@@ -37,7 +20,7 @@ def evolve_config(tmp_path, **evolve):
     folder = tmp_path / "replies"
     folder.mkdir()
     (folder / "a.txt").write_text(DEEPER)
-    (folder / "b.py").write_text(BEAT_FREQUENT)
+    (folder / "b.py").write_text(f"```python\n{FREQUENCY}```\n")
     (folder / "c.txt").write_text("<<<<<<< SEARCH\nnot in any program\n=======\nx = 1\n>>>>>>> REPLACE\n")
     (folder / "d.txt").write_text("Sorry, I will not write code.")
     config = small_config(folder, iterations=2, initial_policy="builtin:rockbot")  # p1 beats it: sigma_1 = p1

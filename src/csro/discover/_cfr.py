@@ -102,17 +102,13 @@ class CFRHooksProblem(SuiteProblem):
     """Fitness of a ``Hooks`` program: -mean exploitability of its average policy after K iterations."""
 
     class_name = "Hooks"
+    api = API
+    seed_program = CFR_PLUS
 
-    @property
-    def seed_program(self) -> str:
-        return CFR_PLUS
-
-    def task_text(self) -> str:
-        games = ", ".join(g.game for g in self.train)
-        return (API + f"\nThe fitness of a variant is minus the mean exploitability (NashConv / players) of its "
-                f"average policy after {self.k} iterations on these games: {games}. Lower exploitability is "
-                "better. Variants such as CFR+, discounted CFR, predictive CFR+ and warm-started averaging "
-                "are all choices of these three methods.")
+    def fitness_text(self) -> str:
+        return ("Variants such as CFR+, discounted CFR, predictive CFR+ and warm-started averaging are all choices "
+                "of these three methods. The fitness is minus the mean exploitability (NashConv / players) of the "
+                "average policy")
 
     def curve(self, source: str, game: SuiteGame, iterations: int, checkpoints: Sequence[int]) -> list[float]:
         tree = load_tree(game.game)  # trusted: built here, checked against what the program answers

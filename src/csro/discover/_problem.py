@@ -52,14 +52,18 @@ class SuiteProblem(abc.ABC):
     def curve(self, source: str, game: SuiteGame, iterations: int, checkpoints: Sequence[int]) -> list[float]:
         """Exploitability after each checkpoint; raises ProgramFailure."""
 
-    @abc.abstractmethod
-    def task_text(self) -> str:
-        """The task description of the prompt (the API and what fitness means)."""
+    #: The search space, for the prompt: the class to write and how it is called.
+    api: str
+    #: The starting program (a library algorithm, written as a program of the search space).
+    seed_program: str
 
-    @property
     @abc.abstractmethod
-    def seed_program(self) -> str:
-        """The starting program (a library algorithm, rewritten as a program of the search space)."""
+    def fitness_text(self) -> str:
+        """What fitness means, one sentence starting "The fitness is"."""
+
+    def task_text(self) -> str:
+        games = ", ".join(g.game for g in self.train)
+        return f"{self.api}\n{self.fitness_text()} after {self.k} iterations on these games: {games}. Lower is better."
 
     # -- the Problem protocol -------------------------------------------------------------------
     def fitness(self, scores: dict) -> float | None:

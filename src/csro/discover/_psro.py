@@ -69,21 +69,17 @@ class MetaSolverProblem(SuiteProblem):
     """Fitness of a ``MetaSolver`` program: -mean exploitability after K exact-PSRO iterations."""
 
     class_name = "MetaSolver"
+    api = API
+    seed_program = REGRET_MATCHING
 
     def __init__(self, *args, eval_solver: str = "nash", **kwargs):
         super().__init__(*args, **kwargs)
         self.eval_solver = eval_solver
 
-    @property
-    def seed_program(self) -> str:
-        return REGRET_MATCHING
-
-    def task_text(self) -> str:
-        games = ", ".join(g.game for g in self.train)
-        return (API + f"\nThe fitness is minus the mean exploitability (NashConv / players) of the {self.eval_solver} "
-                f"mixture of the populations after {self.k} PSRO iterations on these games: {games}. Lower is better. "
-                "Uniform (fictitious play), Nash, replicator dynamics and annealed, regret-based mixtures are all "
-                "meta-solvers of this kind.")
+    def fitness_text(self) -> str:
+        return ("Uniform (fictitious play), Nash, replicator dynamics and annealed, regret-based mixtures are all "
+                "meta-solvers of this kind. The fitness is minus the mean exploitability (NashConv / players) of "
+                f"the {self.eval_solver} mixture of the populations")
 
     def curve(self, source: str, game: SuiteGame, iterations: int, checkpoints: Sequence[int]) -> list[float]:
         with SandboxedProgram(source, self.class_name, self.limits) as program:
