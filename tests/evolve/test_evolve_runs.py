@@ -69,3 +69,43 @@ def test_evolve_run_with_the_embedded_model(tmp_path):
     made = [p for p in programs if p["mutation"] in ("diff", "rewrite")]
     assert len(made) == 2 and all(p["call_key"] for p in made)
     assert len(policies) == 2 and policies[1].oracle == "evolve"
+
+
+def _diff_reply(provider: str) -> dict:
+    """One scripted reply body in the provider's wire format, holding the DEEPER edit."""
+    if provider == "openai":
+        return {"choices": [{"message": {"role": "assistant", "content": DEEPER}}],
+                "usage": {"prompt_tokens": 300, "completion_tokens": 60}}
+    if provider == "gemini":
+        return {"candidates": [{"content": {"role": "model", "parts": [{"text": DEEPER}]}}],
+                "usageMetadata": {"promptTokenCount": 300, "candidatesTokenCount": 60}}
+    return {"content": [{"type": "text", "text": DEEPER}], "usage": {"input_tokens": 300, "output_tokens": 60}}
+
+
+@pytest.mark.parametrize("provider", ["openai", "gemini", "anthropic"])
+def test_evolve_run_with_each_hosted_provider_shape(provider, tmp_path, monkeypatch):
+    """The hosted providers against a scripted local HTTP server, then a replay of that run."""
+    from csro import runs
+    from csro.config import parse_config
+    from tests.llm._server import Answer, ScriptedServer
+
+    monkeypatch.setenv("CSRO_TEST_KEY", "sk-test-not-a-real-key")
+    config = small_config(tmp_path, iterations=1)
+    config["oracle"] = {"kind": "evolve", "prompt": "plain",
+                        "evolve": {"islands": 1, "population_size": 2, "generations": 1, "diff_ratio": 1.0}}
+    with ScriptedServer(Answer(_diff_reply(provider))) as server:
+        config["llm"] = {"provider": provider, "model": "m-1", "base_url": server.url, "api_key_env": "CSRO_TEST_KEY",
+                         "retries": 0}
+        runs.start(parse_config(config), tmp_path / "run")
+    assert len(server.seen) == 2
+    with RunStore.open(tmp_path / "run") as store:
+        made = [p for p in store.programs() if p["mutation"] == "diff"]
+        policies = store.policies()
+    assert len(made) == 2 and {p["status"] for p in made} <= {"ok", "not_promising"}
+    assert "self.BEATS[self.BEATS[predicted]]" in made[0]["source"]
+    assert policies[-1].oracle == "evolve"
+    assert "sk-test-not-a-real-key" not in (tmp_path / "run" / "run.db").read_bytes().decode("latin-1")
+    config["llm"] = {"provider": "replay", "path": str(tmp_path / "run")}
+    runs.start(parse_config(config), tmp_path / "replayed")
+    with RunStore.open(tmp_path / "replayed") as replayed, RunStore.open(tmp_path / "run") as original:
+        assert [p["source"] for p in replayed.programs()] == [p["source"] for p in original.programs()]
