@@ -97,3 +97,35 @@ def test_discover_cfr_with_the_embedded_model(tmp_path):
     assert len([p for p in programs if p["mutation"] != "seed"]) == 2
     assert final["fitness"] >= final["seed_fitness"]
     assert "discovered" in final["games"]["kuhn_3p"]["curves"]
+
+
+UNIFORM = '''```python
+import numpy as np
+
+
+class MetaSolver:
+    """Uniform over each population: PSRO becomes fictitious play."""
+
+    def solve(self, payoffs):
+        shape = np.asarray(payoffs[0]).shape
+        return [[1.0] * n for n in shape]
+```
+'''
+
+
+def test_discover_psro_with_files_scores_meta_solvers_by_exact_psro(tmp_path):
+    folder = tmp_path / "replies"
+    folder.mkdir()
+    (folder / "a.py").write_text(UNIFORM)
+    csro("discover", "psro", "--train-games", "kuhn_2p", "--test-games", "leduc_2p", "--budget", "2",
+         "--iterations", "4", "--out", tmp_path / "run", "--set", "llm.provider=files",
+         "--set", f"llm.path={folder}", "--set", "evolve.diff_ratio=0.0", "--set", "evolve.islands=1")
+    with RunStore.open(tmp_path / "run") as store:
+        programs = store.programs()
+        final = store.final()
+    uniform = [p for p in programs if p["mutation"] == "rewrite" and p["stage"] == 3]
+    assert uniform, [(p["status"], p["error"]) for p in programs]
+    library = final["games"]["kuhn_2p"]["curves"]["uniform"]["exploitability"][-1]
+    assert uniform[0]["scores"]["kuhn_2p"] == pytest.approx(library, rel=1e-9)
+    assert final["games"]["leduc_2p"]["split"] == "test"
+    assert set(final["games"]["leduc_2p"]["curves"]) == {"discovered", "uniform", "nash", "rm"}
