@@ -22,6 +22,7 @@ import numpy as np
 from csro.solvers.cfr import exploitability, load_tree
 from csro.solvers.suite import SuiteGame
 
+from ._grammar import cfr_grammar
 from ._problem import SuiteProblem
 from ._sandboxed import ProgramFailure, SandboxedProgram
 
@@ -104,6 +105,7 @@ class CFRHooksProblem(SuiteProblem):
     class_name = "Hooks"
     api = API
     seed_program = CFR_PLUS
+    rewrite_grammar = cfr_grammar()
 
     def fitness_text(self) -> str:
         return ("Variants such as CFR+, discounted CFR, predictive CFR+ and warm-started averaging are all choices "

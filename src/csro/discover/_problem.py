@@ -56,6 +56,8 @@ class SuiteProblem(abc.ABC):
     api: str
     #: The starting program (a library algorithm, written as a program of the search space).
     seed_program: str
+    #: ``(prefill, gbnf)`` of grammar-constrained rewrites for the embedded model, if any.
+    rewrite_grammar: tuple[str, str] | None = None
 
     @abc.abstractmethod
     def fitness_text(self) -> str:
@@ -103,6 +105,8 @@ class SuiteProblem(abc.ABC):
         return self._scores(sources, self.k)
 
     def rewrite_hints(self, grammar: bool) -> tuple[str, str | None]:
+        if grammar and self.rewrite_grammar is not None:
+            return self.rewrite_grammar
         return f"```python\nimport numpy as np\n\n\nclass {self.class_name}:\n", None
 
     # -- helpers ----------------------------------------------------------------------------------

@@ -98,7 +98,7 @@ def _execute(config: DiscoverConfig, store: RunStore, on_event: EventFn | None) 
         engine = Evolution(problem, db, llm.complete_many, evolve, iteration=0, seed=config.seed,
                            temperature=config.llm.temperature, max_tokens=config.max_tokens,
                            on_program=lambda p, f: store.add_program(dataclasses.asdict(p), f), log=log,
-                           use_grammar=False)
+                           use_grammar=config.llm.provider == "embedded")
         engine.add_seeds([problem.seed_program])
         stop = engine.run()
     best = db.best()
