@@ -122,18 +122,18 @@ class Evolution:
                 self._scored.setdefault(p.source, p.scores)
 
     # -- seeds ------------------------------------------------------------------------------------
-    def add_seeds(self, sources: Sequence[str], prefix: str = "seed") -> None:
+    def add_seeds(self, sources: Sequence[str]) -> None:
         """Evaluate the starting programs fully and place a copy on every island."""
         errors = self.problem.check(sources)
         valid = [s for s, e in zip(sources, errors) if e is None]
-        for s, e in zip(sources, errors):
+        for e in errors:
             if e is not None:
                 self.log("evolve_seed_rejected", {"error": e})
         quick = self.problem.quick(valid) if valid else []
         scores = self._full(valid)
         for k, (source, q, sc) in enumerate(zip(valid, quick, scores)):
             for island in range(self.db.islands):
-                program = Program(id=f"{prefix}{self.iteration}.{k}.{island}", iteration=self.iteration, generation=-1,
+                program = Program(id=f"seed{self.iteration}.{k}.{island}", iteration=self.iteration, generation=-1,
                                   island=island, source=source, mutation="seed", status="seed", stage=FULL,
                                   scores=dict(sc), info={"quick": {"scores": q, "fitness": self.problem.fitness(q)}})
                 self._finish(program)
