@@ -29,6 +29,7 @@ bench: install
 	$(BIN)/python bench/eval_throughput.py
 	$(BIN)/python bench/cfr_speed.py
 	$(BIN)/python bench/llm_concurrency.py
+	$(BIN)/python bench/evolve_rescoring.py
 	$(BIN)/python bench/robot_steps.py
 
 clean:

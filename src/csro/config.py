@@ -40,12 +40,41 @@ class ContextConfig(_Section):
     self_explain: bool = Field(True, description="ask for a docstring and comments describing the strategy")
 
 
+class EvolveConfig(_Section):
+    """The evolutionary search (``oracle.kind: evolve``; also ``csro discover``): AlphaEvolve-style.
+
+    Sizes are ours for a 2-core machine; the papers do not give AlphaEvolve's."""
+
+    islands: int = Field(2, ge=1, le=16, description="islands evolving apart, exchanging their best every migration_interval generations")
+    population_size: int = Field(2, ge=1, le=64, description="programs written per island per generation (LLM calls in one batch)")
+    generations: int = Field(2, ge=1, description="generations per oracle call (per PSRO iteration)")
+    diff_ratio: float = Field(0.5, ge=0, le=1, description="share of mutations asked as SEARCH/REPLACE diffs; the rest are full rewrites")
+    migration_interval: int = Field(2, ge=1, description="generations between migrations (best of island i to island i+1)")
+    inspirations: int = Field(1, ge=0, le=8, description="other elites shown in a prompt beside the parent")
+    exploit: float = Field(0.7, ge=0, le=1, description="probability a parent comes from a tournament among elites (else a uniform cell)")
+    length_bins: list[int] = Field([20, 40, 80], description="code-length feature: line-count edges of the archive's cells")
+    quick_matches: int = Field(1, ge=1, description="cascade stage 2: matches per opponent before the full evaluation")
+    cascade_quantile: float = Field(0.5, ge=0, le=1, description="stage 2 passes at or above this quantile of the island's elite fitness")
+    max_llm_calls: int | None = Field(None, ge=1, description="budget: LLM calls per oracle call (None: generations x islands x population_size)")
+    max_evaluations: int | None = Field(None, ge=1, description="budget: full evaluations per oracle call")
+    wall_seconds: float | None = Field(None, gt=0, description="budget: wall time per oracle call (a resumed run's clock restarts)")
+    overlap: bool = Field(True, description="evaluate a generation while the LLM writes the next (parents then come from two generations back)")
+
+    @field_validator("length_bins")
+    @classmethod
+    def _increasing(cls, v: list[int]) -> list[int]:
+        if not v or any(b <= a for a, b in zip(v, v[1:])) or v[0] < 1:
+            raise ValueError("must be a non-empty, strictly increasing list of positive line counts")
+        return v
+
+
 class OracleConfig(_Section):
     """The best-response oracle: how policies are written and improved."""
 
-    kind: Literal["zero_shot", "linear_refinement", "reflect"] = Field(
+    kind: Literal["zero_shot", "linear_refinement", "reflect", "evolve"] = Field(
         "linear_refinement", description="zero_shot: one proposal per iteration; "
-        "linear_refinement: refine while u < 0 and j < M; reflect: act-observe-rewrite")
+        "linear_refinement: refine while u < 0 and j < M; reflect: act-observe-rewrite; "
+        "evolve: evolutionary search (oracle.evolve)")
     max_refinements: int = Field(10, ge=0, description="M: refinement (or reflection) rounds at most")
     context: ContextConfig = ContextConfig()
     samples: int = Field(1, ge=1, le=16, description="programs drawn per proposal; the best valid one is kept")
@@ -55,6 +84,7 @@ class OracleConfig(_Section):
         "worked example in the prompt; plain: the request only")
     grammar_fallback: bool = Field(True, description="after failed repairs, one grammar-constrained sample (embedded only)")
     max_tokens: int = Field(1024, ge=64, description="completion budget of one call")
+    evolve: EvolveConfig = EvolveConfig()
 
 
 class LLMConfig(_Section):

@@ -135,14 +135,25 @@ class CSRO:
                     u[i, j] = table.mean(names[i], names[j])
         return u
 
+    def _candidate(self, source: str) -> PolicySpec:
+        """A candidate program, named by its hash (so its stored matches are found again)."""
+        spec = code_policy("cand", source, self.game)
+        return dataclasses.replace(spec, name=f"cand-{spec.sha256[:12]}")
+
+    def _play(self, sources, names, matches: int) -> list[dict[str, float]]:
+        """The oracle's ``play``: candidates against named population members, phase ``oracle``."""
+        by_name = {s.name: s for s in self._specs()}
+        candidates = [self._candidate(s) for s in sources]
+        table = self.sim.play("oracle", [(c, by_name[n]) for c in candidates for n in names], matches)
+        return [{n: table.mean(c.name, n) for n in names} for c in candidates]
+
     def _evaluator(self, iteration: int, sigma: np.ndarray) -> Callable[[str], Feedback]:
         """The paper's u: a candidate's sigma-weighted mean return against sigma's support."""
         support = [(spec, float(w)) for spec, w in zip(self._specs(), sigma) if w > 0]
         cache: dict[str, Feedback] = {}
 
         def evaluate(source: str) -> Feedback:
-            candidate = code_policy("cand", source, self.game)
-            candidate = dataclasses.replace(candidate, name=f"cand-{candidate.sha256[:12]}")
+            candidate = self._candidate(source)
             if candidate.name in cache:
                 return cache[candidate.name]
             table = self.sim.play("oracle", [(candidate, spec) for spec, _ in support], self.config.matches_per_cell)
@@ -169,7 +180,8 @@ class CSRO:
             game=self.game, iteration=iteration, player=0, opponents=opponents, llm=self.llm,
             evaluate=self._evaluator(iteration, sigma), config=self.config.oracle,
             temperature=self.config.llm.temperature, seed=self.config.seed,
-            log=lambda kind, data: self.log(iteration, kind, data))
+            log=lambda kind, data: self.log(iteration, kind, data), play=self._play, programs=self.store,
+            grammar=self.config.llm.provider == "embedded", matches=self.config.matches_per_cell)
         result = self.oracle.best_response(ctx)
         if result.source is None:
             self.log(iteration, "oracle_failed", {"reason": result.reason, "attempts": len(result.attempts)})

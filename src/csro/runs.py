@@ -20,7 +20,7 @@ import fcntl
 import pathlib
 from typing import Callable, Iterator
 
-from csro.config import RunConfig, parse_config
+from csro.config import LLMConfig, RunConfig, parse_config
 from csro.errors import ConfigError
 from csro.evaluation.backends import make_backend
 from csro.games import load_game
@@ -47,14 +47,14 @@ def start(config: RunConfig, directory: str | pathlib.Path, hooks: Hooks = Hooks
     """A new run of ``config`` in ``directory``; returns the report's path."""
     load_game(config.game)  # refuse an unknown game before anything is written
     directory = pathlib.Path(directory)
-    with RunStore.create(directory, config.to_dict()) as store, _locked(directory):
+    with RunStore.create(directory, config.to_dict()) as store, locked(directory):
         return _execute(config, store, hooks)
 
 
 def resume(directory: str | pathlib.Path, hooks: Hooks = Hooks()) -> pathlib.Path:
     """Continue the run in ``directory`` (a finished run only rewrites its report)."""
     directory = pathlib.Path(directory)
-    with RunStore.open(directory) as store, _locked(directory):
+    with RunStore.open(directory) as store, locked(directory):
         config = parse_config(store.config())
         if store.final() is not None:
             return write_report(directory)
@@ -66,7 +66,7 @@ def _execute(config: RunConfig, store: RunStore, hooks: Hooks) -> pathlib.Path:
     sb = config.sandbox
     limits = SandboxLimits(memory_mb=sb.memory_mb, cpu_seconds=sb.cpu_seconds,
                            call_seconds=sb.call_seconds, match_seconds=sb.match_seconds)
-    with _llm_client(config, store) as llm, make_backend(config.execution) as backend:
+    with llm_client(config.llm, store) as llm, make_backend(config.execution) as backend:
         sim = StoredSimulator(game, store, backend, seed=config.seed, limits=limits, progress=hooks.on_progress)
         scorer = Scorer(game, sim, config.evaluation)
         loop = CSRO(config, game, store, sim, llm, on_event=hooks.on_event, on_iteration=scorer.per_iteration)
@@ -78,9 +78,8 @@ def _execute(config: RunConfig, store: RunStore, hooks: Hooks) -> pathlib.Path:
 
 
 @contextlib.contextmanager
-def _llm_client(config: RunConfig, store: RunStore) -> Iterator[LLMClient]:
-    """The run's LLM client: every call recorded in ``store``, recorded calls served from it."""
-    llm = config.llm
+def llm_client(llm: LLMConfig, store: RunStore) -> Iterator[LLMClient]:
+    """A run's LLM client: every call recorded in ``store``, recorded calls served from it."""
     if llm.provider == "replay" and llm.path is not None and \
             pathlib.Path(llm.path).resolve() == store.directory.resolve():
         raise ConfigError("llm.path: a run cannot replay itself (resume it instead)")
@@ -99,7 +98,7 @@ def _llm_client(config: RunConfig, store: RunStore) -> Iterator[LLMClient]:
 
 
 @contextlib.contextmanager
-def _locked(directory: pathlib.Path) -> Iterator[None]:
+def locked(directory: pathlib.Path) -> Iterator[None]:
     with open(directory / LOCK_NAME, "w") as handle:
         try:
             # A POSIX record lock: held by this process only (forked workers do not inherit

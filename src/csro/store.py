@@ -77,7 +77,15 @@ CREATE TABLE events (
     seq INTEGER PRIMARY KEY, iteration INTEGER NOT NULL, kind TEXT NOT NULL,
     data TEXT NOT NULL, time REAL NOT NULL);
 CREATE TABLE iterations (iteration INTEGER PRIMARY KEY, data TEXT NOT NULL);
+""" + """
+CREATE TABLE IF NOT EXISTS programs (
+    seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, iteration INTEGER NOT NULL,
+    generation INTEGER NOT NULL, island INTEGER NOT NULL, status TEXT NOT NULL,
+    fitness REAL, data TEXT NOT NULL, time REAL NOT NULL);
 """
+# The evolutionary search's programs (``csro.oracles.evolve``): added to version 1 without a
+# version change (a run made before it gets the empty table when opened).
+_PROGRAMS = _SCHEMA[_SCHEMA.index("CREATE TABLE IF NOT EXISTS programs"):]
 
 
 class StoreError(CsroError):
@@ -192,6 +200,7 @@ class RunStore:
             conn.close()
             found = "no" if row is None else row[0]
             raise StoreError(f"{path} has schema version {found}; this csro reads version {SCHEMA_VERSION}")
+        conn.execute(_PROGRAMS)
         return cls(directory, conn)
 
     def close(self) -> None:
@@ -365,6 +374,33 @@ class RunStore:
         rows = self._read(sql + " ORDER BY seq") if kind is None else self._read(
             sql + " WHERE kind = ? ORDER BY seq", (kind,))
         return [{"iteration": i, "kind": k, "data": json.loads(d), "time": t} for i, k, d, t in rows]
+
+    # -- the evolutionary search's programs --------------------------------------------------
+    def add_program(self, data: dict, fitness: float | None) -> None:
+        """Insert or update a program of the search (``csro.oracles.evolve.Program`` as a dict).
+
+        The same id again with the same source updates its status, scores and fitness (a
+        program's scores grow when new opponents appear); a different source raises."""
+        text = _dumps(data, f"program {data['id']}")
+        with self._write() as conn:
+            old = conn.execute("SELECT data FROM programs WHERE id = ?", (data["id"],)).fetchone()
+            if old is not None:
+                if json.loads(old[0]).get("source") != data.get("source"):
+                    raise StoreError(f"program {data['id']} is already stored with a different source")
+                conn.execute("UPDATE programs SET status = ?, fitness = ?, data = ? WHERE id = ?",
+                             (data["status"], fitness, text, data["id"]))
+                return
+            conn.execute("INSERT INTO programs (id, iteration, generation, island, status, fitness, data, time) "
+                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                         (data["id"], data["iteration"], data["generation"], data["island"], data["status"],
+                          fitness, text, time.time()))
+
+    def programs(self, before_iteration: int | None = None) -> list[dict]:
+        """The stored programs in insertion order, each with its ``fitness`` (as last stored)."""
+        sql = "SELECT data, fitness FROM programs"
+        rows = self._read(sql + " ORDER BY seq") if before_iteration is None else self._read(
+            sql + " WHERE iteration < ? ORDER BY seq", (before_iteration,))
+        return [{**json.loads(d), "fitness": f} for d, f in rows]
 
     def mark_iteration(self, iteration: int, data: dict) -> None:
         """Iteration ``iteration`` is finished, with its metrics (replaces an earlier mark)."""

@@ -19,10 +19,10 @@ def run(kind, make_ctx, script, **config):
 
 
 def test_get_oracle_names_the_field():
-    assert set(ORACLES) == {"zero_shot", "linear_refinement", "reflect"}
+    assert set(ORACLES) == {"zero_shot", "linear_refinement", "reflect", "evolve"}
     assert get_oracle("reflect").name == "reflect"
-    with pytest.raises(ConfigError, match=r"^oracle.kind: unknown oracle 'evolve'"):
-        get_oracle("evolve")
+    with pytest.raises(ConfigError, match=r"^oracle.kind: unknown oracle 'alpha_evolve'"):
+        get_oracle("alpha_evolve")
 
 
 def test_zero_shot_extracts_the_program_from_prose(make_ctx):

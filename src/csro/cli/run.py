@@ -17,6 +17,7 @@ from csro import runs
 from csro.cli._app import app
 from csro.cli._progress import new_progress
 from csro.config import apply_overrides, documented_yaml, load_config, parse_config
+from csro.errors import ConfigError
 from csro.report import write_report
 
 out = Console(width=None if sys.stdout.isatty() else 160)
@@ -51,6 +52,12 @@ def _event_line(iteration: int, kind: str, data: dict, total: int) -> str | None
         return None  # its candidate line said why
     if kind in ("oracle_rejected", "oracle_failed", "duplicate"):
         return f"  [yellow]{kind.replace('_', ' ')}[/yellow]: {_one_line(data.get('reason'), 140)}"
+    if kind == "evolve_rescored" and data.get("elites"):
+        return (f"  archive carried over: {data['elites']} elites, {data['programs']} programs re-scored, "
+                f"{data['cells_simulated']} new cells simulated")
+    if kind == "evolve_generation":
+        statuses = ", ".join(f"{k} {v}" for k, v in sorted(data["statuses"].items()))
+        return f"  generation {data['generation']}: {data['programs']} programs ({statuses}), best u = {_fmt(data.get('best_fitness'))}"
     if kind == "iteration_done":
         parts = [f"population {data.get('population_size')}", f"meta-NashConv {_fmt(data.get('meta_nash_conv'))}"]
         if "br_utility" in data:
@@ -91,6 +98,14 @@ def _view(iterations: int) -> Iterator[runs.Hooks]:
         yield runs.Hooks(on_event=on_event, on_progress=on_progress)
 
 
+def _is_discovery(directory: pathlib.Path) -> bool:
+    from csro.discover import is_discovery
+    from csro.store import RunStore
+
+    with RunStore.open(directory) as store:
+        return is_discovery(store.config())
+
+
 def _summary(directory: pathlib.Path, report: pathlib.Path) -> None:
     """The final table: the population with sigma and each member's score against sigma."""
     s = runs.status(directory)
@@ -119,10 +134,17 @@ def run_cmd(
 
 @app.command("resume")
 def resume_cmd(directory: pathlib.Path = typer.Argument(..., help="The run directory.")) -> None:
-    """Continue an interrupted run to the result an uninterrupted run would have."""
+    """Continue an interrupted run (a CSRO, discovery or AOR run) to the result an uninterrupted run would have."""
     if (directory / "aor.db").is_file():  # an Act-Observe-Rewrite run (csro aor)
         from csro.cli.aor import resume_aor
         return resume_aor(directory)
+    if _is_discovery(directory):
+        from csro.cli.discover import _print_event, print_final
+        from csro.discover import resume as resume_discovery
+
+        resume_discovery(directory, on_event=_print_event)
+        print_final(directory)
+        return
     iterations = runs.status(directory)["iterations"]
     with _view(iterations) as hooks:
         report = runs.resume(directory, hooks)
@@ -135,6 +157,8 @@ def status_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
 ) -> None:
     """Where a run stands: iteration, population, sigma, final metrics, LLM usage."""
+    if _is_discovery(directory):
+        raise ConfigError(f"{directory} is a discovery run: see its report (csro report {directory})")
     s = runs.status(directory)
     if json_out:
         print(json.dumps(s))

@@ -16,11 +16,13 @@ from ._check import check_program, check_programs
 from ._code import Extracted, extract_code
 from ._reflect import Reflect
 from ._refine import LinearRefinement, ZeroShot
+from .evolve import Evolve
 
 ORACLES: dict[str, type[Oracle]] = {
     "zero_shot": ZeroShot,
     "linear_refinement": LinearRefinement,
     "reflect": Reflect,
+    "evolve": Evolve,
 }
 
 
@@ -33,6 +35,6 @@ def get_oracle(kind: str) -> Oracle:
 
 __all__ = [
     "ORACLES", "Evaluator", "Extracted", "Feedback", "LinearRefinement", "Opponent", "Oracle",
-    "OracleContext", "OracleResult", "Reflect", "ZeroShot", "check_program", "check_programs",
+    "OracleContext", "OracleResult", "Reflect", "Evolve", "ZeroShot", "check_program", "check_programs",
     "extract_code", "get_oracle",
 ]

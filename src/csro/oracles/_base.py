@@ -62,6 +62,20 @@ class Feedback:
 Evaluator = Callable[[str], Feedback]
 """Candidate source -> its Feedback against sigma (the loop plays it in the sandbox, seeded)."""
 
+Player = Callable[[Sequence[str], Sequence[str], int], list[dict[str, float]]]
+"""(candidate sources, opponent names, matches) -> per candidate, its mean return against
+each named opponent (the loop plays the missing matches in the sandbox; stored ones are reused)."""
+
+
+class ProgramStore(Protocol):
+    """Where a search oracle keeps its programs across iterations (``csro.store.RunStore``)."""
+
+    def add_program(self, data: dict, fitness: float | None) -> None: ...
+
+    def programs(self, before_iteration: int | None = None) -> list[dict]: ...
+
+    def sigmas(self) -> list: ...
+
 
 class LLMClient(Protocol):
     """The two calls an oracle makes (``csro.llm.LLMClient`` implements them).
@@ -91,6 +105,10 @@ class OracleContext:
       temperature: sampling temperature of every call.
       seed: the run seed (request seeds are derived from it and the call key).
       log: records an event ``(kind, data)`` in the run store.
+      play: plays candidates against named opponents (the evolve oracle's cascade).
+      programs: the run store's program table (the evolve oracle's archive).
+      grammar: the provider honours GBNF grammars (the embedded model).
+      matches: matches per payoff cell (the run's ``matches_per_cell``).
     """
 
     game: CodeGame
@@ -103,6 +121,10 @@ class OracleContext:
     temperature: float
     seed: int
     log: Callable[[str, dict], None]
+    play: Player | None = None
+    programs: ProgramStore | None = None
+    grammar: bool = False
+    matches: int = 4
 
 
 @dataclasses.dataclass

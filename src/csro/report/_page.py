@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import pathlib
 
-from csro.report import _sections
+from csro.report import _discovery, _evolution, _sections
 from csro.report._html import esc
 from csro.store import RunStore
 
@@ -57,18 +57,28 @@ SECTIONS = (("run", "Run"), ("final", "Final metrics"), ("plots", "Plots"), ("po
 
 def build_html(store: RunStore) -> str:
     """The report of the run in ``store`` as one HTML document."""
-    run = _sections.Run.read(store)
-    body = "".join(build(run) for build in (_sections.header, _sections.final_metrics, _sections.plots,
-                                            _sections.policies, _sections.llm_cost))
-    nav = "".join(f'<a href="#{key}">{esc(title)}</a>' for key, title in SECTIONS)
-    game = esc(run.config.get("game", "?"))
+    if "discover" in store.config():
+        title, body, sections = _discovery.body(store)
+    else:
+        title, body, sections = _csro_body(store)
+    nav = "".join(f'<a href="#{key}">{esc(name)}</a>' for key, name in sections)
     styles = CSS + _sections.CODE_FORMATTER.get_style_defs(".highlight")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            f"<title>CSRO run: {game}</title><style>{styles}</style></head><body><main>"
-            f'<header class="top"><h1>CSRO run: {game}</h1><nav>{nav}</nav></header>{body}'
+            f"<title>{esc(title)}</title><style>{styles}</style></head><body><main>"
+            f'<header class="top"><h1>{esc(title)}</h1><nav>{nav}</nav></header>{body}'
             "</main></body></html>\n")
+
+
+def _csro_body(store: RunStore) -> tuple[str, str, tuple]:
+    """(title, body HTML, sections) of a CSRO run."""
+    run = _sections.Run.read(store)
+    evolution = _evolution.section(store.programs(), run.events)
+    body = "".join(build(run) for build in (_sections.header, _sections.final_metrics, _sections.plots))
+    body += evolution + "".join(build(run) for build in (_sections.policies, _sections.llm_cost))
+    sections = SECTIONS[:3] + ((("evolution", "Evolutionary search"),) if evolution else ()) + SECTIONS[3:]
+    return f"CSRO run: {run.config.get('game', '?')}", body, sections
 
 
 def write_report(directory: str | os.PathLike) -> pathlib.Path:

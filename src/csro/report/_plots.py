@@ -154,3 +154,66 @@ def per_opponent_plot(per_opponent: Mapping[str, float]) -> str | None:
     ax.grid(axis="x", alpha=0.3)
     ax.set(xlabel="mean return of the final mixture", title="Final mixture against each opponent")
     return to_svg(fig, "peropp", "final mixture against each opponent")
+
+
+def evolution_plot(programs: Sequence[dict], title: str = "Fitness over the search") -> str | None:
+    """Each evaluated program's fitness when it was made (one colour per island) and the best so
+    far, in the order the programs were made (all PSRO iterations, or one discovery run)."""
+    born = [(i, {**p, "fitness": (p.get("info") or {}).get("fitness_at_birth")}) for i, p in enumerate(programs)]
+    scored = [(i, p) for i, p in born if p["fitness"] is not None and p.get("mutation") != "migrant"]
+    if not scored:
+        return None
+    fig = Figure(figsize=(7.5, 3.4))
+    ax = fig.subplots()
+    islands = sorted({p["island"] for _, p in scored})
+    for island in islands:
+        pts = [(i, p["fitness"]) for i, p in scored if p["island"] == island]
+        ax.scatter([x for x, _ in pts], [y for _, y in pts], s=14, alpha=0.75, label=f"island {island}")
+    best, xs, ys = -math.inf, [], []
+    for i, p in scored:
+        best = max(best, p["fitness"])
+        xs.append(i)
+        ys.append(best)
+    ax.step(xs, ys, where="post", color="black", linewidth=1.2, label="best so far")
+    starts = sorted({p["iteration"] for _, p in scored})
+    if len(starts) > 1:
+        for it in starts[1:]:
+            first = next(i for i, p in enumerate(programs) if p["iteration"] == it)
+            ax.axvline(first - 0.5, color="0.7", linestyle=":", linewidth=0.8)
+    ax.set_xlabel("program (in the order made; dotted: a new PSRO iteration, sigma changed)")
+    ax.set_ylabel("fitness at birth")
+    ax.legend(fontsize=8, loc="best")
+    ax.grid(alpha=0.3)
+    return to_svg(fig, "evolution", title)
+
+
+def discovery_curves_plot(final: Mapping) -> str | None:
+    """Exploitability over iterations on each game (log-log): the discovered program, bold,
+    against the library's baselines; titles say whether the game was trained on or held out."""
+    games = [(name, entry) for name, entry in final.get("games", {}).items()
+             if any("exploitability" in c for c in entry["curves"].values())]
+    if not games:
+        return None
+    cols = min(3, len(games))
+    rows = -(-len(games) // cols)
+    fig = Figure(figsize=(4.2 * cols, 3.2 * rows))
+    axes = fig.subplots(rows, cols, squeeze=False).ravel()
+    x = final["checkpoints"]
+    for ax, (name, entry) in zip(axes, games):
+        for algo, curve in entry["curves"].items():
+            if "exploitability" not in curve:
+                continue
+            y = np.maximum(np.asarray(curve["exploitability"], dtype=float), 1e-12)
+            bold = algo == "discovered"
+            ax.plot(x, y, lw=2.4 if bold else 1.1, color="black" if bold else None, label=algo, zorder=3 if bold else 2)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title(f"{name} ({entry['split']})", fontsize=10)
+        ax.set_xlabel("iteration")
+        ax.set_ylabel("exploitability")
+        ax.grid(alpha=0.3, which="both")
+    axes[0].legend(fontsize=7)
+    for ax in axes[len(games):]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    return to_svg(fig, "discovery", "exploitability curves of the discovered program and the baselines")

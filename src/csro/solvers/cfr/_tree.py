@@ -207,17 +207,19 @@ class GameTree:
         }
 
 
-def load_game(game_string: str) -> pyspiel.Game:
+def load_game(game_string: str, capture_errors: bool = True) -> pyspiel.Game:
     """Load an OpenSpiel game for CFR, converting simultaneous-move games to turn-based.
 
     Raises GameError for an unknown or malformed game string, or a game CFR cannot run on.
+    ``capture_errors=False`` skips capturing OpenSpiel's C++ stderr, which needs a temporary
+    file (the sandbox of ``csro discover`` may write none; its games are validated beforehand).
     """
     if not isinstance(game_string, str) or not game_string.strip():
         raise GameError(f"game string must be a non-empty string, got {game_string!r}")
     name = game_string.split("(", 1)[0].strip()
     if name not in pyspiel.registered_names():
         raise GameError(f"unknown OpenSpiel game {name!r} in game string {game_string!r}")
-    with _captured_stderr() as captured:
+    with (_captured_stderr() if capture_errors else contextlib.nullcontext(lambda: "")) as captured:
         try:
             game = pyspiel.load_game(game_string)
             error = None
@@ -267,10 +269,10 @@ def load_tree(game_string: str) -> GameTree:
     return build_tree(game_string)
 
 
-def build_tree(game_string: str, max_nodes: int = 20_000_000) -> GameTree:
+def build_tree(game_string: str, max_nodes: int = 20_000_000, capture_errors: bool = True) -> GameTree:
     """Build the flat tree of ``game_string`` (uncached; prefer ``load_tree``)."""
     start = time.perf_counter()
-    game = load_game(game_string)
+    game = load_game(game_string, capture_errors)
     n_players = game.num_players()
     chance_kind, terminal_kind = n_players, n_players + 1
 

@@ -1,0 +1,182 @@
+"""A discovery run directory: start, resume, and the final comparison with the library.
+
+A discovery run is a run store (``DIR/run.db``, the same tables as a CSRO run; its config is
+``{"discover": ...}``) holding every LLM call, every program with its lineage and scores, the
+events, and as its final record the best program's exploitability curves on the training and
+held-out games next to the library's baselines. ``resume`` re-walks the search with the store
+as its cache: recorded LLM calls are served from it and a stored program's scores are reused,
+so only unfinished work is redone (the sandbox's stage-1 check is cheap and runs again).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import pathlib
+from typing import Callable
+
+import pydantic
+
+from csro.errors import ConfigError
+from csro.oracles.evolve import Evolution, ProgramDatabase
+from csro.policies import SandboxLimits
+from csro.report import write_report
+from csro.runs import llm_client, locked
+from csro.solvers.cfr import SolveConfig, log_checkpoints, solve
+from csro.solvers.psro_exact import run_psro_exact
+from csro.solvers.suite import resolve_games
+from csro.store import RunStore
+
+from ._cfr import CFRHooksProblem
+from ._config import DiscoverConfig
+from ._psro import MetaSolverProblem
+from ._sandboxed import ProgramFailure
+
+EventFn = Callable[[str, dict], None]
+BASELINES = {"cfr": ("cfr+", "dcfr", "pcfr+", "vad-cfr"), "psro": ("uniform", "nash", "rm")}
+REFERENCE = {"cfr": "cfr+", "psro": "uniform"}  # the behaviour descriptor counts games beaten against it
+CURVE_POINTS = 12
+
+
+def start(config: DiscoverConfig, directory: str | pathlib.Path, on_event: EventFn | None = None) -> pathlib.Path:
+    """A new discovery run in ``directory``; returns the report's path."""
+    _games(config)  # refuse unknown games before anything is written
+    directory = pathlib.Path(directory)
+    with RunStore.create(directory, config.to_dict()) as store, locked(directory):
+        return _execute(config, store, on_event)
+
+
+def resume(directory: str | pathlib.Path, on_event: EventFn | None = None) -> pathlib.Path:
+    """Continue a discovery run to the result an uninterrupted run would have."""
+    directory = pathlib.Path(directory)
+    with RunStore.open(directory) as store, locked(directory):
+        config = read_config(store.config())
+        if store.final() is not None:
+            return write_report(directory)
+        return _execute(config, store, on_event)
+
+
+def is_discovery(config: dict) -> bool:
+    return "discover" in config
+
+
+def read_config(data: dict) -> DiscoverConfig:
+    try:
+        return DiscoverConfig(**data["discover"])
+    except (KeyError, TypeError, pydantic.ValidationError) as exc:
+        raise ConfigError(f"the stored discovery configuration is not valid: {exc}") from None
+
+
+def _games(config: DiscoverConfig):
+    return resolve_games(config.train_games), resolve_games(config.test_games)
+
+
+def _limits(config: DiscoverConfig) -> SandboxLimits:
+    seconds = config.eval_seconds
+    return SandboxLimits(memory_mb=config.memory_mb, cpu_seconds=int(seconds) + 5, start_seconds=30.0,
+                         call_seconds=seconds, match_seconds=seconds)
+
+
+def _execute(config: DiscoverConfig, store: RunStore, on_event: EventFn | None) -> pathlib.Path:
+    train, test = _games(config)
+    k = config.k()
+
+    def log(kind: str, data: dict) -> None:
+        store.add_event(0, kind, data)
+        if on_event:
+            on_event(kind, data)
+
+    reference = {g.name: _baseline_curve(config, g, REFERENCE[config.target], k, (k,))[-1] for g in train}
+    log("discover_start", {"target": config.target, "k": k, "train": [g.name for g in train],
+                           "test": [g.name for g in test], "reference": reference})
+    evolve = config.evolve.model_copy(update={"max_llm_calls": config.budget})
+    kind = CFRHooksProblem if config.target == "cfr" else MetaSolverProblem
+    extra = {} if config.target == "cfr" else {"eval_solver": config.eval_solver}
+    problem = StoredScores(kind(train, k, config.quick_fraction, evolve, _limits(config), reference, **extra), store)
+    db = ProgramDatabase(evolve.islands, problem.fitness, problem.descriptor)
+    with llm_client(config.llm, store) as llm:
+        engine = Evolution(problem, db, llm.complete_many, evolve, iteration=0, seed=config.seed,
+                           temperature=config.llm.temperature, max_tokens=config.max_tokens,
+                           on_program=lambda p, f: store.add_program(dataclasses.asdict(p), f), log=log,
+                           use_grammar=config.llm.provider == "embedded")
+        engine.add_seeds([problem.seed_program])
+        stop = engine.run()
+    best = db.best()
+    seed = next(p for p in db.programs.values() if p.mutation == "seed")
+    log("discover_compare", {"best": best.id, "games": len(train) + len(test)})
+    store.set_final(_compare(config, problem, best, train, test, k) | {
+        "best": best.id, "fitness": db.fitness(best.id), "seed_fitness": db.fitness(seed.id), "stop": stop,
+        "programs": len(db.programs), "llm_calls": engine.budget.calls})
+    return write_report(store.directory)
+
+
+def _compare(config, problem, best, train, test, k) -> dict:
+    """The best program's curves and the baselines' on every game (the final record)."""
+    checkpoints = log_checkpoints(k, CURVE_POINTS)
+    baselines = config.baselines or BASELINES[config.target]
+    games = [(g, "train") for g in train] + [(g, "test") for g in test]
+    jobs = [(g, None) for g, _ in games] + [(g, algo) for g, _ in games for algo in baselines]
+
+    def one(job):
+        game, algo = job
+        try:
+            if algo is None:
+                return problem.curve(best.source, game, k, checkpoints)
+            return _baseline_curve(config, game, algo, k, checkpoints)
+        except (ProgramFailure, ConfigError) as exc:
+            return str(exc)
+
+    with concurrent.futures.ThreadPoolExecutor(problem.workers) as pool:
+        results = list(pool.map(one, jobs))
+    curves: dict[str, dict] = {g.name: {"split": split, "game": g.game, "curves": {}} for g, split in games}
+    for (game, algo), result in zip(jobs, results):
+        entry = curves[game.name]["curves"]
+        name = "discovered" if algo is None else algo
+        if isinstance(result, str):
+            entry[name] = {"error": result}
+        else:
+            entry[name] = {"exploitability": [float(x) for x in result]}
+    return {"k": k, "checkpoints": list(checkpoints), "baselines": list(baselines), "games": curves}
+
+
+def _baseline_curve(config: DiscoverConfig, game, algo: str, k: int, checkpoints) -> list[float]:
+    """A library algorithm's exploitability at the checkpoints (trusted, in this process)."""
+    if config.target == "cfr":
+        result = solve(SolveConfig(game.game, algo, k, tuple(checkpoints)))
+        by_iteration = {p.iteration: p.exploitability for p in result.curve}
+        return [by_iteration[c] for c in checkpoints]
+    result = run_psro_exact(game.game, train_solver=algo, eval_solver=config.eval_solver, iterations=k)
+    return [result.nash_conv[c - 1] / result.psro.num_players for c in checkpoints]
+
+
+class StoredScores:
+    """A problem whose stage-2 and stage-3 scores come from the store when a program with the
+    same source was scored before (a resumed run), else from the problem."""
+
+    def __init__(self, problem, store: RunStore):
+        self._problem = problem
+        self._quick, self._full = {}, {}
+        for p in store.programs():
+            if p.get("source") is None:
+                continue
+            quick = (p.get("info") or {}).get("quick")
+            if quick:
+                self._quick[p["source"]] = quick["scores"]
+            if p.get("stage", 0) >= 3:
+                self._full[p["source"]] = p["scores"]
+
+    def __getattr__(self, name):
+        return getattr(self._problem, name)
+
+    def quick(self, sources):
+        return self._cached(sources, self._quick, self._problem.quick)
+
+    def full(self, sources):
+        return self._cached(sources, self._full, self._problem.full)
+
+    @staticmethod
+    def _cached(sources, cache, compute):
+        todo = [s for s in sources if s not in cache]
+        for s, scores in zip(todo, compute(todo) if todo else []):
+            cache[s] = scores
+        return [dict(cache[s]) for s in sources]

@@ -1,0 +1,347 @@
+"""The evolutionary search loop: generations of LLM mutations, evaluated in a cascade.
+
+AlphaEvolve (Novikov et al. 2025), the oracle of Hennes et al. (arXiv 2603.10098) and the
+discovery engine of Li et al. (arXiv 2602.16928), is not public; this loop is our design
+from its description:
+
+- A generation draws, on every island, ``population_size`` (parent, inspirations, mutation)
+  triples from the database (seeded by the run seed and the program's position, so a run
+  is reproducible and a resumed run re-walks the same steps) and sends all their prompts at
+  once (``complete_many``: the LLM layer keeps ``llm.concurrency`` calls in flight).
+- A mutation is a SEARCH/REPLACE diff of the parent (``_diff``, applied strictly) or a full
+  rewrite (with the problem's prefill, and for the embedded model a GBNF grammar so that a
+  0.5B model still writes valid programs).
+- The cascade: stage 1 compile and smoke test, stage 2 a few matches (``quick``), stage 3
+  the full evaluation only for programs whose quick fitness reaches the island's
+  ``cascade_quantile`` of elite fitness (or whose island has no elite yet).
+- With ``overlap``, generation g is evaluated while the LLM writes generation g + 1, whose
+  parents therefore come from the database as of generation g - 1 (a fixed lag, so the
+  result does not depend on timing).
+- Every ``migration_interval`` generations the islands' best move along the ring.
+- Budgets (LLM calls, full evaluations, wall time) end the search early; which one ended
+  it is logged.
+
+Every program, failed ones included, goes to ``on_program`` (the run store) when it is
+complete, with its lineage, diff, call key and scores.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import random
+import time
+from typing import Callable, Sequence
+
+import numpy as np
+
+from csro.config import EvolveConfig
+from csro.evaluation.runner import derive_seed
+from csro.llm._types import CallKey, LLMReply, LLMRequest, Message
+from csro.oracles._code import extract_code
+
+from ._database import FULL, Program, ProgramDatabase
+from ._diff import DIVIDER, REPLACE, SEARCH, DiffError, apply_diff
+from ._problem import Problem
+
+DIFF_TOKENS = 512  # an edit is short; a rewrite gets the configured max_tokens
+
+
+@dataclasses.dataclass
+class Budget:
+    """What one search may spend; ``spent`` says what it did."""
+
+    llm_calls: int | None
+    evaluations: int | None
+    wall_seconds: float | None
+    started: float = dataclasses.field(default_factory=time.monotonic)
+    calls: int = 0
+    full_evaluations: int = 0
+
+    def exhausted(self) -> str | None:
+        if self.llm_calls is not None and self.calls >= self.llm_calls:
+            return "llm_calls"
+        if self.evaluations is not None and self.full_evaluations >= self.evaluations:
+            return "evaluations"
+        if self.wall_seconds is not None and time.monotonic() - self.started >= self.wall_seconds:
+            return "wall_seconds"
+        return None
+
+    def calls_left(self) -> int | None:
+        return None if self.llm_calls is None else max(0, self.llm_calls - self.calls)
+
+
+@dataclasses.dataclass
+class _Slot:
+    """One planned mutation of a generation."""
+
+    island: int
+    index: int
+    parent: Program
+    inspirations: list[Program]
+    mutation: str
+    request: LLMRequest
+
+
+class Evolution:
+    """Runs generations of one search over ``db`` (see the module docstring).
+
+    Args:
+      problem: what is evolved and how it is scored.
+      db: the program database (it may already hold earlier iterations' programs).
+      complete_many: the LLM layer's concurrent completion.
+      config: the search's sizes and budgets.
+      iteration: the first field of every call key and program id (the PSRO iteration;
+        0 in discovery runs).
+      seed: the run seed.
+      temperature, max_tokens: of every call.
+      on_program: called with each finished program (to store it).
+      log: records an event ``(kind, data)``.
+      use_grammar: send the problem's grammar with rewrites (the embedded provider).
+    """
+
+    def __init__(self, problem: Problem, db: ProgramDatabase, complete_many: Callable[[Sequence[LLMRequest]], list[LLMReply]],
+                 config: EvolveConfig, *, iteration: int, seed: int, temperature: float, max_tokens: int,
+                 on_program: Callable[[Program, float | None], None], log: Callable[[str, dict], None],
+                 use_grammar: bool = False):
+        self.problem = problem
+        self.db = db
+        self.complete_many = complete_many
+        self.config = config
+        self.iteration = iteration
+        self.seed = seed
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.on_program = on_program
+        self.log = log
+        self.use_grammar = use_grammar
+        self.budget = Budget(config.max_llm_calls, config.max_evaluations, config.wall_seconds)
+        self._scored: dict[str, dict] = {}  # source -> full scores, so a repeated program is not re-evaluated
+        for p in db.programs.values():
+            if p.evaluated:
+                self._scored.setdefault(p.source, p.scores)
+
+    # -- seeds ------------------------------------------------------------------------------------
+    def add_seeds(self, sources: Sequence[str]) -> None:
+        """Evaluate the starting programs fully and place a copy on every island."""
+        errors = self.problem.check(sources)
+        valid = [s for s, e in zip(sources, errors) if e is None]
+        for e in errors:
+            if e is not None:
+                self.log("evolve_seed_rejected", {"error": e})
+        quick = self.problem.quick(valid) if valid else []
+        scores = self._full(valid)
+        for k, (source, q, sc) in enumerate(zip(valid, quick, scores)):
+            for island in range(self.db.islands):
+                program = Program(id=f"seed{self.iteration}.{k}.{island}", iteration=self.iteration, generation=-1,
+                                  island=island, source=source, mutation="seed", status="seed", stage=FULL,
+                                  scores=dict(sc), info={"quick": {"scores": q, "fitness": self.problem.fitness(q)}})
+                self._finish(program)
+
+    # -- generations --------------------------------------------------------------------------------
+    def run(self) -> str:
+        """Run the configured generations (or until a budget ends); returns why it stopped."""
+        cfg = self.config
+        stop = "generations"
+        pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="evolve-eval") if cfg.overlap else None
+        pending: concurrent.futures.Future | None = None
+        try:
+            for g in range(cfg.generations):
+                reason = self.budget.exhausted()
+                if reason:
+                    stop = reason
+                    break
+                slots = self._plan(g)
+                if not slots:
+                    stop = "llm_calls" if self.budget.calls_left() == 0 else "no_parent"
+                    break
+                replies = self.complete_many([s.request for s in slots])
+                self.budget.calls += len(slots)
+                if pending is not None:
+                    self._after(pending.result())
+                if pool is not None:
+                    pending = pool.submit(self._evaluate, g, slots, replies)
+                else:
+                    self._after(self._evaluate(g, slots, replies))
+            if pending is not None:
+                self._after(pending.result())
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True)
+        self.log("evolve_stopped", {"reason": stop, "llm_calls": self.budget.calls,
+                                    "evaluations": self.budget.full_evaluations,
+                                    "seconds": time.monotonic() - self.budget.started})
+        return stop
+
+    def _after(self, done: tuple[int, list[Program]]) -> None:
+        """A generation's evaluation is in: its programs enter the database (in the calling
+        thread, so planning never sees a half-added generation), then migration and a summary."""
+        generation, programs = done
+        for p in programs:
+            self._finish(p)
+        if (generation + 1) % self.config.migration_interval == 0:
+            for migrant in self.db.migrants(self.iteration, generation):
+                self._finish(migrant)
+        mine = [p for p in self.db.programs.values() if p.iteration == self.iteration and p.generation == generation]
+        best = self.db.best()
+        self.log("evolve_generation", {
+            "generation": generation, "programs": len(mine),
+            "valid": sum(p.status in ("ok", "not_promising") for p in mine),
+            "statuses": _count(p.status for p in mine if p.mutation != "migrant"),
+            "best_fitness": self.db.fitness(best.id) if best else None, "best": best.id if best else None,
+            "archive": {i: len(self.db.archive(i)) for i in range(self.db.islands)}})
+
+    def _plan(self, g: int) -> list[_Slot]:
+        cfg = self.config
+        slots: list[_Slot] = []
+        left = self.budget.calls_left()
+        for island in range(self.db.islands):
+            for index in range(cfg.population_size):
+                if left is not None and len(slots) >= left:
+                    return slots
+                rng = random.Random(derive_seed(self.seed, "evolve", self.iteration, g, island, index))
+                parent = self.db.sample_parent(island, rng, cfg.exploit)
+                if parent is None:
+                    continue
+                inspirations = self.db.sample_inspirations(island, parent, rng, cfg.inspirations)
+                mutation = "diff" if rng.random() < cfg.diff_ratio else "rewrite"
+                key = CallKey(self.iteration, f"evolve-{g}-{island}", index)
+                slots.append(_Slot(island, index, parent, inspirations, mutation,
+                                   self._request(key, parent, inspirations, mutation)))
+        return slots
+
+    def _request(self, key: CallKey, parent: Program, inspirations: list[Program], mutation: str) -> LLMRequest:
+        messages = self.problem.task_messages() + [Message("user", self._ask(parent, inspirations, mutation))]
+        prefill_text, grammar = ("", None)
+        if mutation == "rewrite":
+            prefill_text, grammar = self.problem.rewrite_hints(self.use_grammar)
+        return LLMRequest(key=key, messages=tuple(messages), prefill=prefill_text, grammar=grammar,
+                          stop=() if grammar or mutation == "diff" else ("\n```",),
+                          max_tokens=min(DIFF_TOKENS, self.max_tokens) if mutation == "diff" else self.max_tokens,
+                          temperature=self.temperature, seed=derive_seed(self.seed, str(key)))
+
+    def _ask(self, parent: Program, inspirations: list[Program], mutation: str) -> str:
+        """The mutation request: parent with its scores, inspirations, and what to reply."""
+        fitness = self.db.fitness(parent.id)
+        parts = [f"The current program (fitness {fitness:.3f}; higher is better):",
+                 f"```python\n{parent.source.rstrip()}\n```", self.problem.scores_text(parent.scores)]
+        for p in inspirations:
+            parts += [f"\nAnother program for inspiration (fitness {self.db.fitness(p.id):.3f}):",
+                      f"```python\n{p.source.rstrip()}\n```"]
+        if mutation == "diff":
+            parts.append(
+                "\nImprove the current program with one or a few small edits. Write each edit as\n"
+                f"{SEARCH}\n<lines copied exactly from the current program>\n{DIVIDER}\n<their replacement>\n{REPLACE}\n"
+                "The SEARCH lines must appear exactly once in the current program. Reply with the edit blocks only.")
+        else:
+            parts.append(f"\nWrite an improved version: the whole class {self.problem.class_name} in one ```python block.")
+        return "\n".join(parts)
+
+    # -- the cascade ------------------------------------------------------------------------------
+    def _evaluate(self, g: int, slots: Sequence[_Slot], replies: Sequence[LLMReply]) -> tuple[int, list[Program]]:
+        """The cascade over one generation's replies; reads the database, never writes it."""
+        programs = [self._draft(g, s, r) for s, r in zip(slots, replies)]
+        first: dict[str, Program] = {}  # one evaluation per distinct new program
+        for p in programs:
+            if p.status == "ok" and p.source not in self._scored:
+                first.setdefault(p.source, p)
+        fresh = list(first.values())
+        errors = self.problem.check([p.source for p in fresh])
+        for p, error in zip(fresh, errors):
+            if error is not None:
+                p.status, p.error = "invalid", error
+            else:
+                p.stage = 1
+        stage1 = [p for p in fresh if p.stage == 1]
+        if stage1:
+            quick = self.problem.quick([p.source for p in stage1])
+            promising = []
+            for p, sc in zip(stage1, quick):
+                p.stage = 2
+                f = self.problem.fitness(sc)
+                p.info["quick"] = {"scores": sc, "fitness": f}
+                if self._promising(p.island, f):
+                    promising.append(p)
+                else:
+                    p.status = "not_promising"
+            left = None if self.budget.evaluations is None else max(0, self.budget.evaluations - self.budget.full_evaluations)
+            if left is not None and len(promising) > left:
+                for p in promising[left:]:
+                    p.status, p.error = "not_promising", "the evaluation budget is spent"
+                promising = promising[:left]
+            for p, sc in zip(promising, self._full([p.source for p in promising])):
+                p.stage, p.scores = FULL, dict(sc)
+                if self.problem.fitness(sc) is None:
+                    p.status, p.error = "eval_failed", "the full evaluation gave no score on some component"
+        for p in programs:  # repeats take the outcome of their first copy, or of an earlier program
+            if p.status != "ok" or p.stage == FULL or first.get(p.source) is p:
+                continue
+            if p.source in first and first[p.source] is not p:
+                twin = first[p.source]
+                p.status, p.stage, p.error, p.scores = twin.status, twin.stage, twin.error, dict(twin.scores)
+                p.info = dict(twin.info)
+            elif p.source in self._scored:
+                p.stage, p.scores = FULL, dict(self._scored[p.source])
+        return g, programs
+
+    def _full(self, sources: Sequence[str]) -> list[dict]:
+        if not sources:
+            return []
+        self.budget.full_evaluations += len(sources)
+        scores = self.problem.full(sources)
+        for s, sc in zip(sources, scores):
+            self._scored[s] = sc
+        return scores
+
+    def _promising(self, island: int, quick_fitness: float | None) -> bool:
+        """Stage 2 passes at the island's ``cascade_quantile`` of elite fitness, compared on the
+        full fitness when the problem's quick scores share its scale, else on the elites' own
+        stage-2 fitness."""
+        if quick_fitness is None:
+            return False
+        elites = self.db.elites(island)
+        if self.problem.quick_comparable:
+            elite = [self.db.fitness(p.id) for p in elites]
+        else:
+            elite = [f for p in elites if (f := (p.info.get("quick") or {}).get("fitness")) is not None]
+        if not elite:
+            return True
+        return quick_fitness >= float(np.quantile(elite, self.config.cascade_quantile))
+
+    def _draft(self, g: int, slot: _Slot, reply: LLMReply) -> Program:
+        """The program a reply makes (or why none), before evaluation."""
+        p = Program(id=f"e{self.iteration}.{g}.{slot.island}.{slot.index}", iteration=self.iteration, generation=g,
+                    island=slot.island, source=None, parent=slot.parent.id,
+                    inspirations=tuple(i.id for i in slot.inspirations), mutation=slot.mutation,
+                    call_key=str(slot.request.key))
+        if not reply.ok:
+            p.status, p.error = "llm_error", reply.error
+            return p
+        if slot.mutation == "diff":
+            p.diff = reply.text
+            try:
+                p.source = apply_diff(slot.parent.source, reply.text)
+            except DiffError as exc:
+                p.status, p.error = "apply_failed", str(exc)
+                return p
+        else:
+            extracted = extract_code(reply.full_text, self.problem.class_name)
+            if extracted.source is None:
+                p.status, p.error = "no_code", extracted.error
+                return p
+            p.source = extracted.source
+        return p
+
+    def _finish(self, program: Program) -> None:
+        program.descriptor = tuple(self.problem.descriptor(program)) if program.evaluated else ()
+        self.db.add(program)
+        fitness = self.db.fitness(program.id)
+        program.info["fitness_at_birth"] = fitness
+        self.on_program(program, fitness)
+
+
+def _count(items) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for x in items:
+        out[x] = out.get(x, 0) + 1
+    return out

@@ -1,0 +1,126 @@
+"""``oracle.kind: evolve``: the AlphaEvolve-style best-response oracle of CSRO.
+
+Hennes et al. (arXiv 2603.10098) run AlphaEvolve as the oracle, fitness the expected
+utility against sigma. What is ours (AlphaEvolve is not public, and open re-implementations
+treat fitness as fixed): the archive *carries over* between PSRO iterations. When sigma
+changes, the elites of the archive as it stood get only their missing payoff cells played
+(against support members they never met, typically the policy the previous iteration
+added), and then every program is re-scored as payoff vector . sigma without simulating
+anything else (``ProgramDatabase.rescore``). A cold archive (the first iteration, or one
+whose elites all vanished) is seeded with the game's example policy.
+
+The chosen best response is the fittest fully evaluated program that is not already a
+population member; its lineage (call keys up the parent chain) is recorded with it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from csro.evaluation.policy_ref import code_policy
+from csro.oracles._base import Feedback, Oracle, OracleContext, OracleResult
+from csro.oracles._context import ContextBuilder
+
+from ._database import Program, ProgramDatabase
+from ._engine import Evolution
+from ._policy import PolicyProblem, cell, expected_utility
+
+
+class Evolve(Oracle):
+    """Evolutionary search with islands, MAP-Elites archives and a sandboxed cascade."""
+
+    name = "evolve"
+
+    def __init__(self) -> None:
+        self.context = ContextBuilder()
+        self.db: ProgramDatabase | None = None
+
+    def best_response(self, ctx: OracleContext) -> OracleResult:
+        if ctx.play is None or ctx.programs is None:
+            raise ValueError("the evolve oracle needs the loop's play function and program store")
+        cfg = ctx.config.evolve
+        problem = PolicyProblem(ctx.game, ctx.opponents, ctx.play, ctx.config, self.context,
+                                matches=ctx.matches, seed=ctx.seed)
+        if self.db is None:
+            self._restore(ctx, problem)
+        else:
+            self._carry_over(ctx, problem)
+        engine = Evolution(problem, self.db, ctx.llm.complete_many, cfg, iteration=ctx.iteration, seed=ctx.seed,
+                           temperature=ctx.temperature, max_tokens=ctx.config.max_tokens,
+                           on_program=lambda p, f: ctx.programs.add_program(dataclasses.asdict(p), f),
+                           log=ctx.log, use_grammar=ctx.grammar)
+        if not self.db.elites():
+            engine.add_seeds([ctx.game.example_policy])
+        stop = engine.run()
+        return self._result(ctx, stop)
+
+    # -- the archive across iterations ------------------------------------------------------
+    def _restore(self, ctx: OracleContext, problem: PolicyProblem) -> None:
+        """The database as earlier iterations left it (a resumed run reads it from the store)."""
+        support = _previous_support(ctx)
+        edges = ctx.config.evolve.length_bins
+        self.db = ProgramDatabase(ctx.config.evolve.islands, lambda scores: expected_utility(support, scores),
+                                  lambda p: cell(support, p, edges))
+        for data in ctx.programs.programs(before_iteration=ctx.iteration):
+            data.pop("fitness", None)
+            self.db.add(_program(data))
+        self._carry_over(ctx, problem)
+
+    def _carry_over(self, ctx: OracleContext, problem: PolicyProblem) -> None:
+        """Play the elites' missing cells against the new sigma's support, then re-score all."""
+        elites = self.db.elites()
+        missing = problem.missing_cells(elites)
+        by_need: dict[tuple[str, ...], list[Program]] = {}
+        for p in elites:
+            if p.id in missing:
+                by_need.setdefault(tuple(missing[p.id]), []).append(p)
+        cells = 0
+        for names, programs in by_need.items():
+            for p, scores in zip(programs, ctx.play([p.source for p in programs], list(names), problem.matches)):
+                self.db.update_scores(p.id, scores)
+                ctx.programs.add_program(dataclasses.asdict(p), None)
+                cells += len(names)
+        rescored = self.db.rescore(problem.fitness, problem.descriptor)
+        for p in elites:
+            ctx.programs.add_program(dataclasses.asdict(p), self.db.fitness(p.id))
+        ctx.log("evolve_rescored", {"programs": rescored, "elites": len(elites), "cells_simulated": cells})
+
+    # -- the answer ---------------------------------------------------------------------------
+    def _result(self, ctx: OracleContext, stop: str) -> OracleResult:
+        members = {o.spec.sha256 for o in ctx.opponents}
+        best = self.db.best(exclude=lambda p: code_policy("x", p.source, ctx.game).sha256 in members)
+        statuses = self.db.by_status()
+        attempts = [{"key": p.call_key, "step": "evolve", "valid": p.status in ("ok", "not_promising"),
+                     "error": p.error, "utility": self.db.fitness(p.id)}
+                    for p in self.db.programs.values() if p.iteration == ctx.iteration and p.call_key]
+        if best is None:
+            return OracleResult(None, None, [], f"evolve: no new evaluated program ({stop}; {statuses})", attempts)
+        fitness = self.db.fitness(best.id)
+        support = {o.name for o in ctx.opponents if o.weight > 0}
+        feedback = Feedback(fitness, {n: v for n, v in best.scores.items() if n in support}, {}, (), 0)
+        reason = (f"evolve: {best.id} ({best.mutation} of {best.parent}) is the fittest of "
+                  f"{len(self.db.programs)} programs, u = {fitness:.1f}; stopped by {stop}")
+        return OracleResult(best.source, feedback, self._lineage(best), reason, attempts)
+
+    def _lineage(self, program: Program) -> list[str]:
+        keys, seen, p = [], set(), program
+        while p is not None and p.id not in seen:
+            seen.add(p.id)
+            if p.call_key:
+                keys.append(p.call_key)
+            p = self.db.programs.get(p.parent) if p.parent else None
+        return keys[::-1]
+
+
+def _previous_support(ctx: OracleContext) -> dict[str, float]:
+    """The sigma the previous oracle call aimed at (sigma_{k-2} for iteration k), which ranked
+    the archive a resumed run restores; empty before the second iteration."""
+    prev = next((s for s in ctx.programs.sigmas() if s.iteration == ctx.iteration - 2 and s.player == ctx.player), None)
+    return {} if prev is None else {n: w for n, w in zip(prev.names, prev.sigma) if w > 0}
+
+
+def _program(data: dict) -> Program:
+    data = dict(data)
+    data["inspirations"] = tuple(data.get("inspirations", ()))
+    data["descriptor"] = tuple(data.get("descriptor", ()))
+    return Program(**data)

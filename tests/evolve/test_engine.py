@@ -1,0 +1,190 @@
+"""The search loop over a fake problem: cascade, statuses, budgets, migration, determinism.
+
+Only our own logic is faked here (a problem whose score is written in the program); the
+real sandbox, LLM providers and games are exercised in test_evolve_runs.py."""
+
+import re
+
+import pytest
+
+from csro.config import EvolveConfig
+from csro.llm._types import LLMReply
+from csro.oracles.evolve import Evolution, Program, ProgramDatabase
+
+
+def prog(v: float, extra: str = "") -> str:
+    return f"class Agent:\n    value = {v}  # v\n{extra}"
+
+
+class FakeProblem:
+    class_name = "Agent"
+    quick_comparable = True
+
+    def __init__(self):
+        self.checked, self.quicked, self.fulled = [], [], []
+
+    def fitness(self, scores):
+        return scores.get("a")
+
+    def descriptor(self, program):
+        return (len(program.source) % 2,)
+
+    def task_messages(self):
+        from csro.llm._types import Message
+        return [Message("system", "be good")]
+
+    def scores_text(self, scores):
+        return f"a = {scores.get('a')}"
+
+    def _value(self, source):
+        return float(re.search(r"value = (-?[0-9.]+)", source).group(1))
+
+    def check(self, sources):
+        self.checked += sources
+        return ["NameError: BAD" if "BAD" in s else None for s in sources]
+
+    def quick(self, sources):
+        self.quicked += sources
+        return [{"a": self._value(s)} for s in sources]
+
+    def full(self, sources):
+        self.fulled += sources
+        return [{"a": self._value(s)} for s in sources]
+
+    def rewrite_hints(self, grammar):
+        return ("", "root ::= x" if grammar else None)
+
+
+class ScriptLLM:
+    """Replies from ``reply(request)``; records requests."""
+
+    def __init__(self, reply):
+        self.reply = reply
+        self.requests = []
+
+    def __call__(self, requests):
+        self.requests += requests
+        out = []
+        for r in requests:
+            text = self.reply(r)
+            if text is None:
+                out.append(LLMReply(r.key, "", "fake", "fake", error="HTTP 503"))
+            else:
+                out.append(LLMReply(r.key, text, "fake", "fake", prefill=r.prefill))
+        return out
+
+
+def engine(llm, problem, db=None, **cfg):
+    cfg.setdefault("islands", 2)
+    config = EvolveConfig(**cfg)
+    db = db or ProgramDatabase(config.islands, problem.fitness, problem.descriptor)
+    stored, events = [], []
+    e = Evolution(problem, db, llm, config, iteration=1, seed=5, temperature=0.7, max_tokens=256,
+                  on_program=lambda p, f: stored.append((p.id, p.status, f)), log=lambda k, d: events.append((k, d)))
+    return e, db, stored, events
+
+
+def climbing(request):
+    """A rewrite one better than the parent's value; a diff that bumps it by 0.5."""
+    text = request.messages[-1].content
+    parent = float(re.search(r"value = (-?[0-9.]+)", text).group(1))
+    if "SEARCH/REPLACE" in text or "<<<<<<< SEARCH" in text:
+        return f"<<<<<<< SEARCH\n    value = {parent}  # v\n=======\n    value = {parent + 0.5}  # v\n>>>>>>> REPLACE"
+    island = int(request.key.step.split("-")[-1])
+    return f"```python\n{prog(parent + 1 + island / 10)}```"  # the islands climb apart
+
+
+def test_search_improves_and_records_every_program():
+    problem = FakeProblem()
+    e, db, stored, events = engine(ScriptLLM(climbing), problem, generations=3, population_size=2, diff_ratio=0.5)
+    e.add_seeds([prog(0.0)])
+    assert e.run() == "generations"
+    assert db.best() is not None and db.fitness(db.best().id) > 1.0  # the seed had 0
+    assert len(stored) == len(db.programs)
+    kinds = {p.mutation for p in db.programs.values()}
+    assert {"seed", "diff", "rewrite", "migrant"} <= kinds
+    # a diff program is its parent with the edit applied
+    d = next(p for p in db.programs.values() if p.mutation == "diff" and p.status == "ok")
+    assert d.source == db.programs[d.parent].source.replace(
+        f"value = {problem._value(db.programs[d.parent].source)}", f"value = {problem._value(d.source)}")
+    assert [k for k, _ in events].count("evolve_generation") == 3
+    assert events[-1][0] == "evolve_stopped"
+
+
+def test_cascade_rejects_failures_and_only_promising_programs_get_a_full_evaluation():
+    problem = FakeProblem()
+    replies = iter(["```python\n" + prog(-5) + "```",              # quick fitness below the elite: not promising
+                    "```python\n" + prog(7, "    BAD = 1\n") + "```",  # fails the smoke check
+                    "no code at all", None])                        # no code, provider error
+    e, db, stored, _ = engine(ScriptLLM(lambda r: next(replies)), problem, islands=1, generations=1,
+                              population_size=4, diff_ratio=0.0, overlap=False)
+    e.add_seeds([prog(1)])
+    e.run()
+    statuses = {p.id: p.status for p in db.programs.values()}
+    assert sorted(statuses.values()) == ["invalid", "llm_error", "no_code", "not_promising", "seed"]
+    assert problem.fulled == [prog(1)]  # the seed only: nothing else reached stage 3
+    assert len(problem.quicked) == 2 and len(problem.checked) == 3  # seed + two programs with code
+    bad = next(p for p in db.programs.values() if p.status == "invalid")
+    assert "BAD" in bad.error and bad.stage == 0
+
+
+def test_failed_diff_is_recorded_with_its_reason():
+    e, db, _, _ = engine(ScriptLLM(lambda r: "<<<<<<< SEARCH\nnot there\n=======\nx\n>>>>>>> REPLACE"),
+                         FakeProblem(), islands=1, generations=1, population_size=1, diff_ratio=1.0)
+    e.add_seeds([prog(1)])
+    e.run()
+    failed = [p for p in db.programs.values() if p.status == "apply_failed"]
+    assert len(failed) == 1 and "not in the parent" in failed[0].error and failed[0].diff.startswith("<<<<<<<")
+
+
+def test_llm_call_budget_stops_the_search():
+    llm = ScriptLLM(climbing)
+    e, db, _, events = engine(llm, FakeProblem(), generations=10, population_size=2, max_llm_calls=5)
+    e.add_seeds([prog(0.0)])
+    assert e.run() == "llm_calls"
+    assert len(llm.requests) == 5
+
+
+def test_evaluation_budget_limits_full_evaluations():
+    problem = FakeProblem()
+    e, db, _, _ = engine(ScriptLLM(climbing), problem, islands=1, generations=5, population_size=2,
+                         diff_ratio=0.0, max_evaluations=3)
+    e.add_seeds([prog(0.0)])
+    assert e.run() == "evaluations"
+    assert len(problem.fulled) == 3
+
+
+def test_overlap_is_deterministic_and_lags_parents_by_one_generation():
+    runs = []
+    for _ in range(2):
+        llm = ScriptLLM(climbing)
+        e, db, _, _ = engine(llm, FakeProblem(), generations=4, population_size=2, overlap=True)
+        e.add_seeds([prog(0.0)])
+        e.run()
+        runs.append([(r.key, r.messages[-1].content) for r in llm.requests])
+    assert runs[0] == runs[1]
+    # with overlap, generation 1 is planned before generation 0 is in: its parents are seeds
+    e_parents = {p.parent for p in db.programs.values() if p.generation == 1 and p.mutation != "migrant"}
+    assert all(pid.startswith("seed") for pid in e_parents)
+
+
+def test_grammar_goes_with_rewrites_only_when_the_provider_takes_one():
+    for use in (True, False):
+        llm = ScriptLLM(climbing)
+        e, _, _, _ = engine(llm, FakeProblem(), islands=1, generations=1, population_size=4, diff_ratio=0.5)
+        e.use_grammar = use
+        e.add_seeds([prog(0.0)])
+        e.run()
+        for r in llm.requests:
+            rewrite = "SEARCH/REPLACE" not in r.messages[-1].content and "<<<<<<<" not in r.messages[-1].content
+            assert (r.grammar is not None) == (use and rewrite)
+
+
+def test_a_repeated_program_is_not_evaluated_again():
+    problem = FakeProblem()
+    e, db, _, _ = engine(ScriptLLM(lambda r: "```python\n" + prog(3) + "```"), problem, islands=1,
+                         generations=2, population_size=2, diff_ratio=0.0, overlap=False)
+    e.add_seeds([prog(0.0)])
+    e.run()
+    assert problem.fulled.count(prog(3)) == 1
+    assert sum(p.source == prog(3) and p.evaluated for p in db.programs.values()) == 4
