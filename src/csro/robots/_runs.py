@@ -27,14 +27,14 @@ def start(config: AorConfig, directory: str | pathlib.Path, on_event: OnEvent | 
     """A new AOR run of ``config`` in ``directory``; returns the report's path."""
     get_task(config.task)  # refuse an unknown task before anything is written
     directory = pathlib.Path(directory)
-    with AorStore.create(directory, config.to_dict()) as store, runs._locked(directory):
+    with AorStore.create(directory, config.to_dict()) as store, runs.locked(directory):
         return _execute(config, store, on_event)
 
 
 def resume(directory: str | pathlib.Path, on_event: OnEvent | None = None) -> pathlib.Path:
     """Continue the AOR run in ``directory`` (a finished one only rewrites its report)."""
     directory = pathlib.Path(directory)
-    with AorStore.open(directory) as store, runs._locked(directory):
+    with AorStore.open(directory) as store, runs.locked(directory):
         if store.final() is not None:
             return write_aor_report(directory)
         return _execute(parse_aor_config(store.config()), store, on_event)
@@ -46,7 +46,7 @@ def _execute(config: AorConfig, store: AorStore, on_event: OnEvent | None) -> pa
     host = SimHost(task, horizon=config.horizon, camera=cam.name if cam.enabled else None, width=cam.width,
                    height=cam.height)
     try:
-        with runs._llm_client(config, store) as llm:
+        with runs.llm_client(config.llm, store) as llm:
             ActObserveRewrite(config, task, store, llm, host, on_event).run()
     finally:
         host.close()
