@@ -31,7 +31,6 @@ from __future__ import annotations
 import logging
 
 import numpy as np
-from scipy.signal import lfilter
 
 from csro.solvers.cfr._hooks import (
     PolicyAccumulator,
@@ -72,6 +71,10 @@ class SequentialEWMA:
             out = m.copy()
         else:
             keep = 1.0 - self.decay
+            # scipy is imported here, not with the module: it costs ~0.5 s, and under numpy 1.x its
+            # import runs `lscpu`, which the sandbox of csro discover refuses.
+            from scipy.signal import lfilter
+
             out, _ = lfilter([self.decay], [1.0, -keep], m, zi=[keep * self.value])
         self.value = float(out[-1])
         return out
