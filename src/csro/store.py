@@ -27,23 +27,30 @@ or the report built from it.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import pathlib
 import sqlite3
-import threading
 import time
-from typing import Any, Collection, Iterator, Sequence
+from typing import Collection, Sequence
 
-from csro.errors import CsroError
+from csro._sqlite import LLM_CALLS_TABLE, SQLiteStore, StoreError
+from csro._sqlite import dumps as _dumps
 from csro.evaluation.payoff_table import PayoffTable
 from csro.evaluation.runner import MatchResult, record
-from csro.llm._types import CallKey, LLMReply, LLMRequest, Message
 
 SCHEMA_VERSION = 1
 DB_NAME = "run.db"
 PHASES = ("meta", "eval", "oracle")  # population table, vs evaluation population, candidate vs sigma
+
+# The evolutionary search's programs (``csro.oracles.evolve``): added to version 1 without a
+# version change (a run made before it gets the empty table when opened).
+_PROGRAMS = """
+CREATE TABLE IF NOT EXISTS programs (
+    seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, iteration INTEGER NOT NULL,
+    generation INTEGER NOT NULL, island INTEGER NOT NULL, status TEXT NOT NULL,
+    fitness REAL, data TEXT NOT NULL, time REAL NOT NULL);
+"""
 
 _SCHEMA = """
 CREATE TABLE schema_version (version INTEGER NOT NULL);
@@ -66,30 +73,12 @@ CREATE TABLE sigmas (
     iteration INTEGER NOT NULL, player INTEGER NOT NULL, names TEXT NOT NULL,
     sigma TEXT NOT NULL, solver TEXT NOT NULL, meta_nash_conv REAL,
     PRIMARY KEY (iteration, player));
-CREATE TABLE llm_calls (
-    seq INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE,
-    messages TEXT NOT NULL, prefill TEXT NOT NULL, grammar TEXT, stop TEXT NOT NULL,
-    max_tokens INTEGER NOT NULL, temperature REAL NOT NULL, seed INTEGER NOT NULL,
-    text TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL,
-    tokens_in INTEGER NOT NULL, tokens_out INTEGER NOT NULL, latency_s REAL NOT NULL,
-    attempts INTEGER NOT NULL, error TEXT, reply_prefill TEXT NOT NULL);
+""" + LLM_CALLS_TABLE + """
 CREATE TABLE events (
     seq INTEGER PRIMARY KEY, iteration INTEGER NOT NULL, kind TEXT NOT NULL,
     data TEXT NOT NULL, time REAL NOT NULL);
 CREATE TABLE iterations (iteration INTEGER PRIMARY KEY, data TEXT NOT NULL);
-""" + """
-CREATE TABLE IF NOT EXISTS programs (
-    seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, iteration INTEGER NOT NULL,
-    generation INTEGER NOT NULL, island INTEGER NOT NULL, status TEXT NOT NULL,
-    fitness REAL, data TEXT NOT NULL, time REAL NOT NULL);
-"""
-# The evolutionary search's programs (``csro.oracles.evolve``): added to version 1 without a
-# version change (a run made before it gets the empty table when opened).
-_PROGRAMS = _SCHEMA[_SCHEMA.index("CREATE TABLE IF NOT EXISTS programs"):]
-
-
-class StoreError(CsroError):
-    """The run store is missing, not a csro run, or asked to store a conflicting record."""
+""" + _PROGRAMS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,33 +122,14 @@ class SigmaRecord:
     meta_nash_conv: float | None
 
 
-def _dumps(value: Any, what: str) -> str:
-    """JSON text (floats written by ``repr``, so they read back bit for bit)."""
-    try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    except (TypeError, ValueError) as exc:
-        raise StoreError(f"{what} is not JSON-serialisable: {exc}") from None
-
-
-class RunStore:
+class RunStore(SQLiteStore):
     """The SQLite store of one run directory. Use ``create`` or ``open``, not the constructor."""
 
-    def __init__(self, directory: pathlib.Path, conn: sqlite3.Connection):
-        self.directory = directory
-        self._conn: sqlite3.Connection | None = conn
-        self._lock = threading.RLock()
+    kind = "run"
+    db_name = DB_NAME
+    schema_version = SCHEMA_VERSION
 
     # -- opening -------------------------------------------------------------------------
-    @staticmethod
-    def _connect(path: pathlib.Path) -> sqlite3.Connection:
-        conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            raise StoreError(f"{path} is not a csro run database ({exc})") from None
-        return conn
 
     @classmethod
     def create(cls, directory: str | pathlib.Path, config: dict) -> "RunStore":
@@ -184,73 +154,8 @@ class RunStore:
         return store
 
     @classmethod
-    def open(cls, directory: str | pathlib.Path) -> "RunStore":
-        """The existing run in ``directory``."""
-        directory = pathlib.Path(directory)
-        path = directory / DB_NAME
-        if not path.is_file():
-            raise StoreError(f"no run at {directory} ({path} not found)")
-        conn = cls._connect(path)
-        try:
-            row = conn.execute("SELECT version FROM schema_version").fetchone()
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            raise StoreError(f"{path} is not a csro run database ({exc})") from None
-        if row is None or row[0] != SCHEMA_VERSION:
-            conn.close()
-            found = "no" if row is None else row[0]
-            raise StoreError(f"{path} has schema version {found}; this csro reads version {SCHEMA_VERSION}")
+    def _migrate(cls, conn: sqlite3.Connection) -> None:
         conn.execute(_PROGRAMS)
-        return cls(directory, conn)
-
-    def close(self) -> None:
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
-
-    def __enter__(self) -> "RunStore":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    # -- transactions --------------------------------------------------------------------
-    def _live(self) -> sqlite3.Connection:
-        if self._conn is None:
-            raise StoreError(f"the run store at {self.directory} is closed")
-        return self._conn
-
-    @contextlib.contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """One committed transaction, rolled back if the body raises."""
-        with self._lock:
-            conn = self._live()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-
-    def _read(self, sql: str, params: Sequence = ()) -> list[tuple]:
-        with self._lock:
-            return self._live().execute(sql, params).fetchall()
-
-    # -- the run -------------------------------------------------------------------------
-    def config(self) -> dict:
-        return json.loads(self._read("SELECT config FROM run")[0][0])
-
-    def set_final(self, data: dict) -> None:
-        """The final evaluation (replaces an earlier one)."""
-        text = _dumps(data, "the final evaluation")
-        with self._write() as conn:
-            conn.execute("UPDATE run SET final = ?", (text,))
-
-    def final(self) -> dict | None:
-        text = self._read("SELECT final FROM run")[0][0]
-        return None if text is None else json.loads(text)
 
     # -- policies ------------------------------------------------------------------------
     def add_policy(self, rec: PolicyRecord) -> None:
@@ -330,28 +235,6 @@ class RunStore:
         return [_sigma(*r) for r in self._read("SELECT * FROM sigmas ORDER BY iteration, player")]
 
     # -- LLM calls -----------------------------------------------------------------------
-    def add_llm_call(self, request: LLMRequest, reply: LLMReply) -> None:
-        """Record one call; the same key again with the same request and reply is a no-op."""
-        if reply.key != request.key:
-            raise StoreError(f"LLM reply {reply.key} does not answer request {request.key}")
-        row = _llm_row(request, reply)
-        with self._write() as conn:
-            old = conn.execute(f"SELECT {_LLM_COLUMNS} FROM llm_calls WHERE key = ?", (row[0],)).fetchone()
-            if old is not None:
-                if _llm_call(old) != (request, reply):
-                    raise StoreError(f"LLM call {request.key} is already stored with a different request or reply")
-                return
-            conn.execute(f"INSERT INTO llm_calls ({_LLM_COLUMNS}) VALUES ({', '.join('?' * len(row))})", row)
-
-    def llm_call(self, key: CallKey) -> LLMReply | None:
-        """The recorded reply of the call ``key`` (errors included), or None."""
-        rows = self._read(f"SELECT {_LLM_COLUMNS} FROM llm_calls WHERE key = ?", (str(key),))
-        return _llm_call(rows[0])[1] if rows else None
-
-    def llm_calls(self) -> list[tuple[LLMRequest, LLMReply]]:
-        """Every recorded call, in insertion order."""
-        return [_llm_call(r) for r in self._read(f"SELECT {_LLM_COLUMNS} FROM llm_calls ORDER BY seq")]
-
     def llm_stats(self) -> dict:
         """Totals over every recorded call: calls, tokens in/out, errors, latency (seconds)."""
         calls, tin, tout, errors, latency = self._read(
@@ -432,24 +315,3 @@ def _check_phase(phase: str) -> None:
 
 def _sigma(iteration: int, player: int, names: str, sigma: str, solver: str, conv: float | None) -> SigmaRecord:
     return SigmaRecord(iteration, player, tuple(json.loads(names)), tuple(json.loads(sigma)), solver, conv)
-
-
-_LLM_COLUMNS = ("key, messages, prefill, grammar, stop, max_tokens, temperature, seed, text, provider, model, "
-                "tokens_in, tokens_out, latency_s, attempts, error, reply_prefill")
-
-
-def _llm_row(q: LLMRequest, r: LLMReply) -> tuple:
-    messages = _dumps([{"role": m.role, "content": m.content} for m in q.messages], "LLM messages")
-    return (str(q.key), messages, q.prefill, q.grammar, _dumps(list(q.stop), "LLM stop strings"), q.max_tokens,
-            q.temperature, q.seed, r.text, r.provider, r.model, r.tokens_in, r.tokens_out, r.latency_s,
-            r.attempts, r.error, r.prefill)
-
-
-def _llm_call(row: tuple) -> tuple[LLMRequest, LLMReply]:
-    (key, messages, prefill, grammar, stop, max_tokens, temperature, seed, text, provider, model,
-     tokens_in, tokens_out, latency_s, attempts, error, reply_prefill) = row
-    call_key = CallKey.parse(key)
-    request = LLMRequest(call_key, tuple(Message(m["role"], m["content"]) for m in json.loads(messages)),
-                         prefill, grammar, tuple(json.loads(stop)), max_tokens, temperature, seed)
-    reply = LLMReply(call_key, text, provider, model, tokens_in, tokens_out, latency_s, attempts, error, reply_prefill)
-    return request, reply

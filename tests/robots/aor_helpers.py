@@ -9,7 +9,8 @@ import sys
 
 import yaml
 
-from conftest import REPLIES
+EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples" / "controllers"
+REPLIES = pathlib.Path(__file__).resolve().parent / "replies"
 
 
 def csro(*args, check: bool = True, timeout: float = 240) -> subprocess.CompletedProcess:

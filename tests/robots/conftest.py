@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import pathlib
 
 import pytest
 
-EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples" / "controllers"
-REPLIES = pathlib.Path(__file__).resolve().parent / "replies"
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import EXAMPLES
+from aor_helpers import EXAMPLES
 from csro.robots import SimHost, evaluate, get_task, summary
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]

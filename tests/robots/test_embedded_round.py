@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from aor_helpers import csro, files_config
-from conftest import EXAMPLES
+from aor_helpers import EXAMPLES
 from csro.robots import AorStore
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]

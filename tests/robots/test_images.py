@@ -9,7 +9,7 @@ import json
 import pytest
 
 from aor_helpers import csro, files_config
-from conftest import REPLIES
+from aor_helpers import REPLIES
 from csro.llm import CallKey, LLMRequest, Message
 from csro.llm.anthropic import AnthropicProvider
 from csro.llm.gemini import GeminiProvider

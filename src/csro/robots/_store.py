@@ -1,8 +1,7 @@
 """The AOR run store: ``DIR/aor.db``, one SQLite database that is the truth of an AOR run.
 
-Written as things happen, each write its own committed transaction (WAL, ``synchronous=NORMAL``,
-the conventions of ``csro.store``): every LLM call (the same columns and codec as the CSRO
-store, so the report and the replay provider read them alike), every controller (source,
+Written as things happen, each write its own committed transaction (the plumbing and the LLM-call
+table every csro store shares, ``csro._sqlite``): every LLM call, every controller (source,
 parent, the call that wrote it, its diagnosis, valid or why not), every evaluation episode's
 outcome and its key frames (PNG), and each finished round. ``kill -9`` loses at most the
 work in flight; ``resume`` serves stored calls and episodes from here (our design: the AOR
@@ -14,19 +13,15 @@ run directory from a CSRO one (``run.db``).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import json
 import os
 import pathlib
-import sqlite3
-import threading
 import time
-from typing import Iterator
 
-from csro.llm._types import CallKey, LLMReply, LLMRequest
-from csro.store import _LLM_COLUMNS, StoreError, _dumps, _llm_call, _llm_row
+from csro._sqlite import LLM_CALLS_TABLE, SQLiteStore, StoreError
+from csro._sqlite import dumps as _dumps
 
 DB_NAME = "aor.db"
 SCHEMA_VERSION = 1
@@ -35,13 +30,7 @@ _SCHEMA = """
 CREATE TABLE schema_version (version INTEGER NOT NULL);
 CREATE TABLE run (id INTEGER PRIMARY KEY CHECK (id = 1), config TEXT NOT NULL, created REAL NOT NULL,
                   final TEXT);
-CREATE TABLE llm_calls (
-    seq INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE,
-    messages TEXT NOT NULL, prefill TEXT NOT NULL, grammar TEXT, stop TEXT NOT NULL,
-    max_tokens INTEGER NOT NULL, temperature REAL NOT NULL, seed INTEGER NOT NULL,
-    text TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL,
-    tokens_in INTEGER NOT NULL, tokens_out INTEGER NOT NULL, latency_s REAL NOT NULL,
-    attempts INTEGER NOT NULL, error TEXT, reply_prefill TEXT NOT NULL);
+""" + LLM_CALLS_TABLE + """
 CREATE TABLE controllers (
     id TEXT PRIMARY KEY, round INTEGER NOT NULL, source TEXT, sha256 TEXT, parent TEXT,
     call_keys TEXT NOT NULL, diagnosis TEXT, valid INTEGER NOT NULL, error TEXT);
@@ -83,24 +72,12 @@ class Frame:
     png: bytes
 
 
-class AorStore:
+class AorStore(SQLiteStore):
     """The SQLite store of one AOR run directory. Use ``create`` or ``open``."""
 
-    def __init__(self, directory: pathlib.Path, conn: sqlite3.Connection):
-        self.directory = directory
-        self._conn: sqlite3.Connection | None = conn
-        self._lock = threading.RLock()
-
-    @staticmethod
-    def _connect(path: pathlib.Path) -> sqlite3.Connection:
-        conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            raise StoreError(f"{path} is not a csro AOR database ({exc})") from None
-        return conn
+    kind = "AOR run"
+    db_name = DB_NAME
+    schema_version = SCHEMA_VERSION
 
     @classmethod
     def create(cls, directory: str | pathlib.Path, config: dict) -> "AorStore":
@@ -126,81 +103,6 @@ class AorStore:
             conn.close()
         os.replace(partial, path)
         return cls.open(directory)
-
-    @classmethod
-    def open(cls, directory: str | pathlib.Path) -> "AorStore":
-        directory = pathlib.Path(directory)
-        path = directory / DB_NAME
-        if not path.is_file():
-            raise StoreError(f"no AOR run at {directory} ({path} not found)")
-        conn = cls._connect(path)
-        try:
-            row = conn.execute("SELECT version FROM schema_version").fetchone()
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            raise StoreError(f"{path} is not a csro AOR database ({exc})") from None
-        if row is None or row[0] != SCHEMA_VERSION:
-            conn.close()
-            raise StoreError(f"{path} has schema version {row and row[0]}; this csro reads {SCHEMA_VERSION}")
-        return cls(directory, conn)
-
-    def close(self) -> None:
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
-
-    def __enter__(self) -> "AorStore":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    @contextlib.contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            if self._conn is None:
-                raise StoreError("the AOR store is closed")
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
-
-    def _read(self, sql: str, args: tuple = ()) -> list[tuple]:
-        with self._lock:
-            if self._conn is None:
-                raise StoreError("the AOR store is closed")
-            return self._conn.execute(sql, args).fetchall()
-
-    # -- run -----------------------------------------------------------------------------
-    def config(self) -> dict:
-        return json.loads(self._read("SELECT config FROM run")[0][0])
-
-    def set_final(self, final: dict) -> None:
-        text = _dumps(final, "the final result")
-        with self._write() as conn:
-            conn.execute("UPDATE run SET final = ? WHERE id = 1", (text,))
-
-    def final(self) -> dict | None:
-        text = self._read("SELECT final FROM run")[0][0]
-        return None if text is None else json.loads(text)
-
-    # -- LLM calls (the recorder and the recording of ``LLMClient``) -----------------------
-    def add_llm_call(self, request: LLMRequest, reply: LLMReply) -> None:
-        row = _llm_row(request, reply)
-        with self._write() as conn:
-            if conn.execute("SELECT 1 FROM llm_calls WHERE key = ?", (row[0],)).fetchone() is None:
-                conn.execute(f"INSERT INTO llm_calls ({_LLM_COLUMNS}) VALUES ({', '.join('?' * len(row))})", row)
-
-    def llm_call(self, key: CallKey) -> LLMReply | None:
-        rows = self._read(f"SELECT {_LLM_COLUMNS} FROM llm_calls WHERE key = ?", (str(key),))
-        return _llm_call(rows[0])[1] if rows else None
-
-    def llm_calls(self) -> list[tuple[LLMRequest, LLMReply]]:
-        return [_llm_call(r) for r in self._read(f"SELECT {_LLM_COLUMNS} FROM llm_calls ORDER BY seq")]
 
     # -- controllers ---------------------------------------------------------------------
     def add_controller(self, record: ControllerRecord) -> None:
