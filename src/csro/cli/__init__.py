@@ -13,6 +13,7 @@ from csro.cli import evaluate as _evaluate  # noqa: F401,E402
 from csro.cli import solve as _solve  # noqa: F401,E402
 from csro.cli import psro_exact as _psro_exact  # noqa: F401,E402
 from csro.cli import run as _run  # noqa: F401,E402
+from csro.cli import train as _train  # noqa: F401,E402
 
 
 def main() -> None:
