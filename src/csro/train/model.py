@@ -30,6 +30,7 @@ import pathlib
 import shutil
 import tempfile
 import time
+import warnings
 from typing import Protocol, Sequence
 
 import torch
@@ -172,6 +173,10 @@ def load_policy(name: str, *, seed: int, lora_rank: int = 8, device: str = "auto
     """The policy ``name`` (``smollm2-135m`` or ``tiny``), LoRA-wrapped when ``lora_rank > 0``."""
     if name not in MODELS:
         raise ConfigError(f"model: unknown model {name!r}; known: {', '.join(MODELS)}")
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # "Loading weights" bars would interleave with the step lines
+    warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)  # peft
     dev = torch.device("cuda" if device == "auto" and torch.cuda.is_available() else
                        ("cpu" if device == "auto" else device))
     if name == "tiny":
