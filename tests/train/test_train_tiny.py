@@ -124,3 +124,19 @@ def test_train_ablation_writes_the_table_and_plots(tmp_path):
         assert f"| {variant} |" in table
     assert (tmp_path / "ablation_rewards.png").stat().st_size > 1000
     assert (tmp_path / "ablation_rewards.svg").read_text().lstrip().startswith("<?xml")
+
+
+def test_cli_resume_takes_stored_flags_and_refuses_different_ones(tmp_path):
+    out = str(tmp_path / "run")
+    common = ["--tokens", "router=2,solver=2,verifier=2,aggregator=2"]
+    first = CliRunner().invoke(app, ["train", "--model", "tiny", "--algo", "grpo", "--k", "2", "--group-size", "2",
+                                     "--steps", "1", "--out", out, "--json", *common])
+    assert first.exit_code == 0, first.output
+    again = CliRunner().invoke(app, ["train", "--out", out, "--steps", "2", "--resume", "--json"])
+    assert again.exit_code == 0, again.output
+    with TrainStore.open(out) as store:
+        assert [s["step"] for s in store.steps()] == [0, 1] and store.config()["algo"] == "grpo"
+    clash = CliRunner().invoke(app, ["train", "--out", out, "--algo", "srpo", "--resume"])
+    assert clash.exit_code != 0 and "algo" in str(clash.exception)
+    exists = CliRunner().invoke(app, ["train", "--out", out, "--model", "tiny"])
+    assert exists.exit_code != 0 and "--resume" in str(exists.exception)

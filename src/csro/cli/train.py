@@ -15,12 +15,6 @@ from csro.cli._app import app
 console = Console(width=None if sys.stdout.isatty() else 160)
 
 
-def _config(**values):
-    from csro.train.config import train_config
-
-    return train_config(**{k: v for k, v in values.items() if v is not None})
-
-
 def _tokens(spec: Optional[str]) -> Optional[dict]:
     """``role=N,role=N`` into a dict (None when not given)."""
     if not spec:
@@ -48,29 +42,31 @@ def _print_steps(steps: list[dict], title: str) -> None:
 
 @app.command("train")
 def train_cmd(
-    task: str = typer.Option("arith", "--task", help="arith | rrps-team"),
-    algo: str = typer.Option("srpo", "--algo", help="srpo | grpo | drmas"),
-    norm: str = typer.Option("sqrt", "--norm", help="srpo set-ratio normalisation: sqrt | sum | mean | singleton"),
-    steps: int = typer.Option(30, "--steps", help="training steps"),
-    k: int = typer.Option(3, "--k", help="parallel workers (solvers / proposers) at most"),
     out: str = typer.Option(..., "--out", help="run directory (train.db, checkpoints/)"),
-    model: str = typer.Option("smollm2-135m", "--model", help="smollm2-135m | tiny (random, for tests)"),
-    group_size: Optional[int] = typer.Option(None, "--group-size", help="episodes per problem (default 4)"),
-    seed: int = typer.Option(0, "--seed"),
-    lr: Optional[float] = typer.Option(None, "--lr"),
+    task: Optional[str] = typer.Option(None, "--task", help="arith (default) | rrps-team"),
+    algo: Optional[str] = typer.Option(None, "--algo", help="srpo (default) | grpo | drmas"),
+    norm: Optional[str] = typer.Option(None, "--norm", help="srpo set-ratio normalisation: sqrt (default) | sum | mean | singleton"),
+    steps: Optional[int] = typer.Option(None, "--steps", help="training steps [default: 30]"),
+    k: Optional[int] = typer.Option(None, "--k", help="parallel workers (solvers / proposers) at most [default: 3]"),
+    model: Optional[str] = typer.Option(None, "--model", help="smollm2-135m (default) | tiny (random, for tests)"),
+    group_size: Optional[int] = typer.Option(None, "--group-size", help="episodes per problem [default: 4]"),
+    seed: Optional[int] = typer.Option(None, "--seed", help="[default: 0]"),
+    lr: Optional[float] = typer.Option(None, "--lr", help="AdamW learning rate [default: 2e-4]"),
     tokens: Optional[str] = typer.Option(None, "--tokens", help="max new tokens per role, e.g. solver=8,verifier=6"),
-    bf16: bool = typer.Option(False, "--bf16", help="bf16 autocast (sampling, old and new log-probs alike)"),
-    threads: int = typer.Option(1, "--threads", help="torch CPU threads"),
-    device: str = typer.Option("auto", "--device", help="auto | cpu | cuda"),
-    resume: bool = typer.Option(False, "--resume", help="continue the run stored in --out"),
+    bf16: Optional[bool] = typer.Option(None, "--bf16/--fp32", help="bf16 autocast for sampling, old and new log-probs alike [default: fp32]"),
+    threads: Optional[int] = typer.Option(None, "--threads", help="torch CPU threads [default: 1]"),
+    device: Optional[str] = typer.Option(None, "--device", help="auto (default) | cpu | cuda"),
+    resume: bool = typer.Option(False, "--resume", help="continue the run stored in --out (flags not given: as stored)"),
     json_out: bool = typer.Option(False, "--json", help="print the summary as JSON"),
 ) -> None:
     """Train the team's policy with SRPO (or a baseline); reward over steps in DIR/train.db."""
     from csro.train.trainer import open_or_create
 
-    config = _config(task=task, algo=algo, norm=norm, steps=steps, k=k, model=model, group_size=group_size,
-                     seed=seed, lr=lr, tokens=_tokens(tokens), bf16=bf16, threads=threads, device=device)
-    run = open_or_create(config, out, resume)
+    values = {key: v for key, v in dict(task=task, algo=algo, norm=norm, steps=steps, k=k, model=model,
+                                      group_size=group_size, seed=seed, lr=lr, tokens=_tokens(tokens), bf16=bf16,
+                                      threads=threads, device=device).items() if v is not None}
+    run = open_or_create(values, out, resume)
+    config = run.config
     try:
         if run.start_step:
             console.print(f"resuming {out} at step {run.start_step}")
@@ -111,10 +107,12 @@ def train_ablation_cmd(
     """Every normalisation (sqrt, sum, mean, singleton) and the baselines (grpo, drmas), same seeds."""
     from csro.errors import ConfigError
     from csro.train.ablation import run_ablation, table
+    from csro.train.config import train_config
 
     if seeds < 1:
         raise ConfigError(f"--seeds must be at least 1, got {seeds}")
-    base = _config(task=task, steps=steps, k=k, model=model, group_size=group_size, tokens=_tokens(tokens), seed=seed)
+    values = dict(task=task, steps=steps, k=k, model=model, group_size=group_size, tokens=_tokens(tokens), seed=seed)
+    base = train_config(**{key: v for key, v in values.items() if v is not None})
     rows = run_ablation(base, seeds, out, on_run=lambda name, s: console.print(f"[bold]{name}[/bold] seed {s}"))
     result = Table("variant", "mean reward", "sd (seeds)", "first", "last half", "pass@group", "dropped", "s/step",
                    title=f"ablation: {task}, {steps} steps × {seeds} seed(s)")

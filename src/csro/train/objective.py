@@ -22,7 +22,9 @@ Baselines behind the same interface:
   ``(group, role)``). Our interpretation from the SRPO paper's description; with one team
   reward per episode it differs from GRPO in which rewards each role is normalised against.
 
-``sigma`` is the population standard deviation of the group; ``eps = 1e-6``.
+``sigma`` is the population standard deviation of the group; ``eps = 1e-6``. A numerical
+guard of ours: the exponent of every ratio is clamped to ``[-20, 20]`` (far outside any
+clip range, so only a diverged update is affected; it keeps ``exp`` finite).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import torch
 NORMS = ("sqrt", "sum", "mean", "singleton")
 ALGOS = ("srpo", "grpo", "drmas")
 ADV_EPS = 1e-6
+MAX_LOG_RATIO = 20.0
 
 
 def group_advantages(rewards: Sequence[float], groups: Sequence[Hashable], eps: float = ADV_EPS) -> list[float]:
@@ -82,11 +85,12 @@ def srpo_objective(new_logprobs: torch.Tensor, old_logprobs: torch.Tensor, mask:
     """
     ell = member_log_ratios(new_logprobs, old_logprobs, mask)
     if norm == "singleton":
-        ratio = torch.exp(ell)
+        ratio = torch.exp(ell.clamp(-MAX_LOG_RATIO, MAX_LOG_RATIO))
         per_unit = _clipped(ratio, event_advantage[event_index], clip_eps)
     else:
         set_sum = torch.zeros(event_k.shape[0], dtype=ell.dtype, device=ell.device).index_add(0, event_index, ell)
-        ratio = torch.exp(_norm_scale(norm, event_k.to(ell.dtype)) * set_sum)
+        exponent = _norm_scale(norm, event_k.to(ell.dtype)) * set_sum
+        ratio = torch.exp(exponent.clamp(-MAX_LOG_RATIO, MAX_LOG_RATIO))
         per_unit = _clipped(ratio, event_advantage, clip_eps)
     clipped = (ratio - 1.0).abs() > clip_eps
     return per_unit.mean(), {"ratio_mean": float(ratio.detach().mean()),
@@ -96,7 +100,7 @@ def srpo_objective(new_logprobs: torch.Tensor, old_logprobs: torch.Tensor, mask:
 def grpo_objective(new_logprobs: torch.Tensor, old_logprobs: torch.Tensor, mask: torch.Tensor,
                    row_advantage: torch.Tensor, clip_eps: float = 0.2) -> tuple[torch.Tensor, dict]:
     """GRPO's per-response objective: token-clipped, mean over each response's tokens, then rows."""
-    ratio = torch.exp(new_logprobs - old_logprobs)
+    ratio = torch.exp((new_logprobs - old_logprobs).clamp(-MAX_LOG_RATIO, MAX_LOG_RATIO))
     per_token = _clipped(ratio, row_advantage[:, None], clip_eps) * mask
     per_row = per_token.sum(dim=-1) / mask.sum(dim=-1).clamp(min=1.0)
     clipped = ((ratio - 1.0).abs() > clip_eps).float() * mask

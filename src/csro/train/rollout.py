@@ -73,7 +73,7 @@ def run_episodes(policy: Policy, task: TeamTask, step: int, problems: int, group
                  seed: int) -> Rollout:
     """``group_size`` episodes on each of ``problems`` problems; one event per (episode, stage)."""
     episodes = [Episode(task.problem(step, p), p * group_size + g) for p in range(problems) for g in range(group_size)]
-    members: dict[tuple[int, str], list[Member]] = {}
+    members: dict[tuple[int, int], list[Member]] = {}
     gen_s = lp_s = 0.0
     tok = policy.tokenizer
     for s_index, stage in enumerate(task.workflow.stages):
@@ -93,7 +93,7 @@ def run_episodes(policy: Policy, task: TeamTask, step: int, problems: int, group
         for (ep, j, k, prompt_ids, prefill), sample, lps in zip(jobs, samples, behaviour):
             ep.outputs.setdefault(stage.role, []).append(prefill + sample.text)
             event_id = f"{step}/{ep.index}/{s_index}-{stage.role}"
-            members.setdefault((ep.index, stage.role), []).append(Member(
+            members.setdefault((ep.index, s_index), []).append(Member(
                 event_id=event_id, state_id=f"{step}/{ep.index}/{s_index}", role=stage.role, member_index=j,
                 expected_k=k, policy_version=version, prompt_ids=prompt_ids,
                 completion_ids=sample.completion_ids, completion_mask=(1,) * len(sample.completion_ids),
@@ -105,7 +105,7 @@ def run_episodes(policy: Policy, task: TeamTask, step: int, problems: int, group
     for ep, reward in zip(episodes, rewards):
         group = f"{step}/problem-{ep.index // group_size}"
         for s_index, stage in enumerate(task.workflow.stages):
-            rows = tuple(members.get((ep.index, stage.role), ()))
+            rows = tuple(members.get((ep.index, s_index), ()))
             if rows:
                 events.append(Event(rows[0].event_id, group, stage.role, rows, reward))
     return Rollout(events, episodes, list(rewards), gen_s, lp_s, reward_s)

@@ -28,9 +28,9 @@ from typing import Callable, Sequence
 import torch
 
 from csro.evaluation.runner import derive_seed
-from csro.train.batching import event_minibatches
-from csro.train.config import TrainConfig
-from csro.train.events import Event
+from csro.train.batching import event_minibatches, is_complete
+from csro.train.config import TrainConfig, train_config
+from csro.train.events import Event, Workflow
 from csro.train.model import Policy, load_policy, token_logprobs
 from csro.train.objective import grpo_objective, group_advantages, srpo_objective
 from csro.train.rollout import TeamTask, run_episodes
@@ -66,7 +66,7 @@ def objective(policy: Policy, events: Sequence[Event], adv: dict[tuple[str, int]
         n = len(m.completion_ids)
         old_lp[r, :n] = torch.tensor(m.behaviour_logprobs, dtype=old_lp.dtype)
         mask[r, :n] = torch.tensor(m.completion_mask, dtype=mask.dtype)
-    mask = mask[:, :width] * pad_mask
+    mask = mask * pad_mask
     device = new_lp.device
     if config.algo == "srpo":
         event_index = torch.tensor([i for i, e in enumerate(events) for _ in e.members], device=device)
@@ -80,8 +80,7 @@ def objective(policy: Policy, events: Sequence[Event], adv: dict[tuple[str, int]
 def update(policy: Policy, optimizer: torch.optim.Optimizer, events: Sequence[Event], config: TrainConfig,
            step: int) -> dict:
     """Step 2-3 of the module docstring; the update's statistics."""
-    complete = event_minibatches(events, max_rows=10**9)  # drop incomplete events once, count them
-    kept = [e for mb in complete.minibatches for e in mb]
+    kept = [e for e in events if is_complete(e)]  # incomplete events are dropped, and counted
     adv = advantages(kept, config.algo)
     stats = {"loss": [], "ratio_mean": [], "clip_frac": [], "minibatches": 0}
     for epoch in range(config.epochs):
@@ -101,7 +100,7 @@ def update(policy: Policy, optimizer: torch.optim.Optimizer, events: Sequence[Ev
     mean = lambda xs: sum(xs) / len(xs) if xs else 0.0  # noqa: E731
     return {"loss": mean(stats["loss"]), "ratio_mean": mean(stats["ratio_mean"]),
             "clip_frac": mean(stats["clip_frac"]), "minibatches": stats["minibatches"],
-            "dropped_events": complete.dropped, "events": len(kept), "rows": sum(len(e.members) for e in kept),
+            "dropped_events": len(events) - len(kept), "events": len(kept), "rows": sum(len(e.members) for e in kept),
             "advantages": adv}
 
 
@@ -175,7 +174,7 @@ class TrainRun:
         metrics = {
             "step": step, "reward_mean": sum(rewards) / len(rewards), "rewards": rewards,
             "pass_at_group": _pass_at_group(rewards, cfg.group_size),
-            "k_mean": _k_mean(rollout.events), **info,
+            "k_mean": _k_mean(rollout.events, self.task.workflow), **info,
             "generate_s": rollout.generate_s, "logprob_s": rollout.logprob_s, "reward_s": rollout.reward_s,
             "update_s": update_s, "step_s": time.perf_counter() - start,
             "generated_tokens": sum(len(m.completion_ids) for e in rollout.events for m in e.members),
@@ -193,9 +192,10 @@ def _pass_at_group(rewards: Sequence[float], group: int) -> float:
     return sum(1.0 for g in groups if max(g) >= 1.0) / len(groups)
 
 
-def _k_mean(events: Sequence[Event]) -> float:
-    """Mean K_e of the events with more than one possible member (solvers / proposers)."""
-    wide = [e.k for e in events if e.stage in ("solver", "proposer")]
+def _k_mean(events: Sequence[Event], workflow: Workflow) -> float:
+    """Mean K_e of the events of the task-sized stages (solvers, proposers)."""
+    roles = {s.role for s in workflow.stages if s.width is None}
+    wide = [e.k for e in events if e.stage in roles]
     return sum(wide) / len(wide) if wide else 1.0
 
 
@@ -215,16 +215,20 @@ def summarise(steps: Sequence[dict]) -> dict:
             "update_share": sum(s["update_s"] for s in steps) / max(sum(s["step_s"] for s in steps), 1e-9)}
 
 
-def open_or_create(config: TrainConfig, out: str | pathlib.Path, resume: bool) -> TrainRun:
-    """A new run in ``out``, or with ``resume`` the stored one (whose configuration must match)."""
-    if resume:
-        if not TrainStore.exists(out):
-            raise TrainStoreError(f"no training run at {out} to resume")
-        run = TrainRun.resume(out, steps=config.steps)
-        stored = run.config.model_dump(exclude={"steps"})
-        if stored != config.model_dump(exclude={"steps"}):
-            differ = sorted(k for k in stored if stored[k] != config.model_dump()[k])
-            run.store.close()
-            raise TrainStoreError(f"--resume: the stored run at {out} was configured differently ({', '.join(differ)})")
-        return run
-    return TrainRun.create(config, out)
+def open_or_create(values: dict, out: str | pathlib.Path, resume: bool) -> TrainRun:
+    """A new run in ``out`` configured by ``values``, or with ``resume`` the stored one.
+
+    When resuming, values not given are the stored ones; a given value other than ``steps``
+    that differs from the stored one is refused (the run would diverge).
+    """
+    if not resume:
+        return TrainRun.create(train_config(**values), out)
+    if not TrainStore.exists(out):
+        raise TrainStoreError(f"no training run at {out} to resume")
+    with TrainStore.open(out) as store:
+        stored = store.config()
+    given = train_config(**{**stored, **values}).model_dump()
+    differ = sorted(k for k in values if k != "steps" and given[k] != stored.get(k))
+    if differ:
+        raise TrainStoreError(f"--resume: the run at {out} was configured with other {', '.join(differ)}")
+    return TrainRun.resume(out, steps=given["steps"])
