@@ -140,3 +140,16 @@ def test_cli_resume_takes_stored_flags_and_refuses_different_ones(tmp_path):
     assert clash.exit_code != 0 and "algo" in str(clash.exception)
     exists = CliRunner().invoke(app, ["train", "--out", out, "--model", "tiny"])
     assert exists.exit_code != 0 and "--resume" in str(exists.exception)
+
+
+@pytest.mark.parametrize("bf16, tol", [(False, 1e-4), (True, 5e-2)])
+def test_before_any_update_the_ratio_is_one_at_either_precision(tmp_path, bf16, tol):
+    from csro.train.rollout import run_episodes
+    from csro.train.trainer import advantages, objective
+
+    config = _config(bf16=bf16)
+    run = TrainRun.create(config, tmp_path / "run")
+    rollout = run_episodes(run.policy, run.task, 0, 1, 2, version=0, seed=0)
+    _, info = objective(run.policy, rollout.events, advantages(rollout.events, "srpo"), config)
+    run.store.close()
+    assert info["ratio_mean"] == pytest.approx(1.0, abs=tol) and info["clip_frac"] == 0.0
