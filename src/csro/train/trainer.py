@@ -59,7 +59,6 @@ def objective(policy: Policy, events: Sequence[Event], adv: dict[tuple[str, int]
     """``J`` of one mini-batch of complete events under the configured algorithm (with grad)."""
     rows = [m for e in events for m in e.members]
     new_lp, pad_mask = token_logprobs(policy, [m.prompt_ids for m in rows], [m.completion_ids for m in rows])
-    width = new_lp.shape[1]
     old_lp = torch.zeros_like(new_lp)
     mask = torch.zeros_like(pad_mask)
     for r, m in enumerate(rows):
