@@ -114,11 +114,13 @@ def train_ablation_cmd(
     values = dict(task=task, steps=steps, k=k, model=model, group_size=group_size, tokens=_tokens(tokens), seed=seed)
     base = train_config(**{key: v for key, v in values.items() if v is not None})
     rows = run_ablation(base, seeds, out, on_run=lambda name, s: console.print(f"[bold]{name}[/bold] seed {s}"))
-    result = Table("variant", "mean reward", "sd (seeds)", "first", "last half", "pass@group", "dropped", "s/step",
+    result = Table("variant", "mean reward", "sd (seeds)", "first", "last half", "pass@group", "loss", "grad norm",
+                   "dropped", "s/step",
                    title=f"ablation: {task}, {steps} steps × {seeds} seed(s)")
     for r in table(rows):
         result.add_row(r["variant"], f"{r['reward_mean']:.3f}", f"{r['reward_sd_over_seeds']:.3f}",
                        f"{r['reward_first']:.3f}", f"{r['reward_last_half']:.3f}", f"{r['pass_at_group']:.2f}",
+                       f"{r['loss']:+.4f}", f"{r['grad_norm']:.3f}",
                        str(r["dropped_events"]), f"{r['seconds_per_step']:.1f}")
     console.print(result)
     console.print(f"wrote {out}/ablation.md, ablation.csv, ablation_rewards.png, ablation_rewards.svg")

@@ -5,8 +5,12 @@ plain sum, the singleton (K = 1) split and the mean 1/K. ``run_ablation`` trains
 ``srpo`` with ``sqrt``, ``sum``, ``mean``, ``singleton`` and the baselines ``grpo`` and
 ``drmas`` with identical settings and seeds, one run directory per (variant, seed) under
 ``out`` (each resumable), then writes ``ablation.csv``, ``ablation.md`` (the table) and
-``ablation_rewards.png`` / ``.svg`` (mean reward over steps per variant). A budget this
-small shows whether the machinery runs and what it measured, not the paper's ranking.
+``ablation_rewards.png`` / ``.svg`` (mean reward over steps per variant); the mean loss and
+the pre-clip gradient norm show how each normalisation scales the update. Sampling is
+seeded by (seed, step, stage), so the variants draw the same tokens until their weights
+have drifted apart: over a few steps their rewards agree and only the update statistics
+differ. A budget this small shows that the machinery runs and what it measured, not the
+paper's ranking.
 """
 
 from __future__ import annotations
@@ -62,6 +66,8 @@ def table(rows: Sequence[dict]) -> list[dict]:
                     "reward_first": statistics.fmean(r["reward_first"] for r in runs),
                     "reward_last_half": statistics.fmean(r["reward_mean_last_half"] for r in runs),
                     "pass_at_group": statistics.fmean(r["pass_at_group_mean"] for r in runs),
+                    "loss": statistics.fmean(r["loss_mean"] for r in runs),
+                    "grad_norm": statistics.fmean(r["grad_norm_mean"] for r in runs),
                     "dropped_events": sum(r["dropped_events"] for r in runs),
                     "seconds_per_step": statistics.fmean(r["seconds_per_step"] for r in runs)})
     return out
@@ -75,10 +81,12 @@ def write_outputs(rows: Sequence[dict], out: pathlib.Path, base: TrainConfig) ->
         writer.writerows(summary)
     lines = [f"# SRPO ablation: task {base.task}, model {base.model}, k = {base.k}, group {base.group_size}, "
              f"{base.steps} steps, {max(r['seeds'] for r in summary)} seed(s)", "",
-             "| variant | mean reward | sd over seeds | first step | last half | pass@group | dropped | s/step |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| variant | mean reward | sd over seeds | first step | last half | pass@group | loss | grad norm "
+             "| dropped | s/step |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     lines += [f"| {r['variant']} | {r['reward_mean']:.3f} | {r['reward_sd_over_seeds']:.3f} | {r['reward_first']:.3f} | "
-              f"{r['reward_last_half']:.3f} | {r['pass_at_group']:.3f} | {r['dropped_events']} | {r['seconds_per_step']:.1f} |"
+              f"{r['reward_last_half']:.3f} | {r['pass_at_group']:.3f} | {r['loss']:+.4f} | {r['grad_norm']:.3f} | "
+              f"{r['dropped_events']} | {r['seconds_per_step']:.1f} |"
               for r in summary]
     (out / "ablation.md").write_text("\n".join(lines) + "\n")
     fig = Figure(figsize=(7, 4))

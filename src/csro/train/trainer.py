@@ -81,7 +81,7 @@ def update(policy: Policy, optimizer: torch.optim.Optimizer, events: Sequence[Ev
     """Step 2-3 of the module docstring; the update's statistics."""
     kept = [e for e in events if is_complete(e)]  # incomplete events are dropped, and counted
     adv = advantages(kept, config.algo)
-    stats = {"loss": [], "ratio_mean": [], "clip_frac": [], "minibatches": 0}
+    stats = {"loss": [], "ratio_mean": [], "clip_frac": [], "grad_norm": [], "minibatches": 0}
     for epoch in range(config.epochs):
         order = list(kept)
         random.Random(derive_seed(config.seed, "shuffle", step, epoch)).shuffle(order)
@@ -90,15 +90,17 @@ def update(policy: Policy, optimizer: torch.optim.Optimizer, events: Sequence[Ev
             loss = -j
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(policy.trainable_parameters(), config.grad_clip)
+            norm = torch.nn.utils.clip_grad_norm_(policy.trainable_parameters(), config.grad_clip)
             optimizer.step()
             stats["loss"].append(float(loss.detach()))
             stats["ratio_mean"].append(info["ratio_mean"])
             stats["clip_frac"].append(info["clip_frac"])
+            stats["grad_norm"].append(float(norm))
             stats["minibatches"] += 1
     mean = lambda xs: sum(xs) / len(xs) if xs else 0.0  # noqa: E731
     return {"loss": mean(stats["loss"]), "ratio_mean": mean(stats["ratio_mean"]),
-            "clip_frac": mean(stats["clip_frac"]), "minibatches": stats["minibatches"],
+            "clip_frac": mean(stats["clip_frac"]), "grad_norm": mean(stats["grad_norm"]),
+            "minibatches": stats["minibatches"],
             "dropped_events": len(events) - len(kept), "events": len(kept), "rows": sum(len(e.members) for e in kept),
             "advantages": adv}
 
@@ -209,6 +211,8 @@ def summarise(steps: Sequence[dict]) -> dict:
             "reward_mean_last_half": sum(half) / len(half),
             "pass_at_group_mean": sum(s["pass_at_group"] for s in steps) / len(steps),
             "dropped_events": sum(s["dropped_events"] for s in steps),
+            "loss_mean": sum(s["loss"] for s in steps) / len(steps),
+            "grad_norm_mean": sum(s.get("grad_norm", 0.0) for s in steps) / len(steps),
             "seconds_per_step": sum(s["step_s"] for s in steps) / len(steps),
             "generate_share": sum(s["generate_s"] for s in steps) / max(sum(s["step_s"] for s in steps), 1e-9),
             "update_share": sum(s["update_s"] for s in steps) / max(sum(s["step_s"] for s in steps), 1e-9)}
