@@ -104,7 +104,6 @@ def test_cli_train_runs_each_objective(tmp_path, algo, norm):
 
 
 def test_cli_refuses_bad_input(tmp_path):
-    from csro.cli import main  # noqa: F401  (the entry point prints "error: ..." and exits 2)
     import subprocess
     import sys
 

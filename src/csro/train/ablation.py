@@ -24,7 +24,7 @@ from matplotlib.figure import Figure
 
 from csro.train.config import TrainConfig
 from csro.train.store import TrainStore
-from csro.train.trainer import TrainRun, summarise
+from csro.train.trainer import TrainRun
 
 VARIANTS: tuple[tuple[str, str, str], ...] = (
     ("srpo-sqrt", "srpo", "sqrt"), ("srpo-sum", "srpo", "sum"), ("srpo-mean", "srpo", "mean"),

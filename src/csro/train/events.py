@@ -17,7 +17,6 @@ would be 0) and the behaviour log-prob of each generated token.
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,10 +37,6 @@ class Workflow:
 
     name: str
     stages: tuple[Stage, ...]
-
-    @property
-    def roles(self) -> tuple[str, ...]:
-        return tuple(s.role for s in self.stages)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,11 +86,3 @@ class Event:
     def k(self) -> int:
         return self.members[0].expected_k if self.members else 0
 
-
-def events_from_rows(rows: Sequence[Member], rewards: dict[str, float], groups: dict[str, str]) -> list[Event]:
-    """Group rows by event id (first-seen order); every row's event must have a reward and a group."""
-    by_event: dict[str, list[Member]] = {}
-    for row in rows:
-        by_event.setdefault(row.event_id, []).append(row)
-    return [Event(eid, groups[eid], members[0].role, tuple(sorted(members, key=lambda m: m.member_index)),
-                  rewards[eid]) for eid, members in by_event.items()]

@@ -29,7 +29,6 @@ import os
 import pathlib
 import shutil
 import tempfile
-import time
 import warnings
 from typing import Protocol, Sequence
 
@@ -264,8 +263,3 @@ def token_logprobs(policy: Policy, prompts: Sequence[Sequence[int]], completions
     logp = torch.log_softmax(logits.float() / policy.temperature, dim=-1)
     return logp.gather(-1, c_ids[..., None]).squeeze(-1) * c_mask, c_mask
 
-
-def timed(fn, *args, **kwargs):
-    """``(result, seconds)`` of one call."""
-    start = time.perf_counter()
-    return fn(*args, **kwargs), time.perf_counter() - start
