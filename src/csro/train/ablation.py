@@ -21,6 +21,7 @@ import statistics
 from typing import Callable, Sequence
 
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from csro.train.config import TrainConfig
 from csro.train.store import TrainStore
@@ -89,17 +90,23 @@ def write_outputs(rows: Sequence[dict], out: pathlib.Path, base: TrainConfig) ->
               f"{r['dropped_events']} | {r['seconds_per_step']:.1f} |"
               for r in summary]
     (out / "ablation.md").write_text("\n".join(lines) + "\n")
-    fig = Figure(figsize=(7, 4))
-    ax = fig.add_subplot()
+    fig = Figure(figsize=(11, 4))
+    reward_ax, grad_ax = fig.subplots(1, 2)
     for name, _, _ in VARIANTS:
-        curves = [r["reward_over_steps"] for r in rows if r["variant"] == name]
-        if curves:
-            n = min(len(c) for c in curves)
-            ax.plot(range(n), [statistics.fmean(c[i] for c in curves) for i in range(n)], marker="o", label=name)
-    ax.set_xlabel("step")
-    ax.set_ylabel("mean team reward")
-    ax.set_title(f"{base.task}: reward over steps (mean over seeds)")
-    ax.legend(fontsize=8)
+        runs = [r for r in rows if r["variant"] == name]
+        for ax, key in ((reward_ax, "reward_over_steps"), (grad_ax, "grad_norm_over_steps")):
+            curves = [r[key] for r in runs]
+            if curves:
+                n = min(len(c) for c in curves)
+                ax.plot(range(n), [statistics.fmean(c[i] for c in curves) for i in range(n)], marker="o", label=name)
+    reward_ax.set_ylabel("mean team reward")
+    reward_ax.set_title(f"{base.task}: reward over steps (mean over seeds)")
+    grad_ax.set_ylabel("pre-clip gradient norm")
+    grad_ax.set_title("update size (mean over mini-batches and seeds)")
+    for ax in (reward_ax, grad_ax):
+        ax.set_xlabel("step")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    reward_ax.legend(fontsize=8)
     fig.savefig(out / "ablation_rewards.png", dpi=100, bbox_inches="tight")
     fig.savefig(out / "ablation_rewards.svg", bbox_inches="tight", metadata={"Date": None})
 

@@ -212,6 +212,7 @@ def summarise(steps: Sequence[dict]) -> dict:
             "pass_at_group_mean": sum(s["pass_at_group"] for s in steps) / len(steps),
             "dropped_events": sum(s["dropped_events"] for s in steps),
             "loss_mean": sum(s["loss"] for s in steps) / len(steps),
+            "grad_norm_over_steps": [s.get("grad_norm", 0.0) for s in steps],
             "grad_norm_mean": sum(s.get("grad_norm", 0.0) for s in steps) / len(steps),
             "seconds_per_step": sum(s["step_s"] for s in steps) / len(steps),
             "generate_share": sum(s["generate_s"] for s in steps) / max(sum(s["step_s"] for s in steps), 1e-9),
