@@ -60,11 +60,15 @@ def train_cmd(
     json_out: bool = typer.Option(False, "--json", help="print the summary as JSON"),
 ) -> None:
     """Train the team's policy with SRPO (or a baseline); reward over steps in DIR/train.db."""
-    from csro.train.trainer import open_or_create
+    from csro.train.config import train_config
 
     values = {key: v for key, v in dict(task=task, algo=algo, norm=norm, steps=steps, k=k, model=model,
                                       group_size=group_size, seed=seed, lr=lr, tokens=_tokens(tokens), bf16=bf16,
                                       threads=threads, device=device).items() if v is not None}
+    if not resume:
+        train_config(**values)  # a bad flag fails here, before torch is imported
+    from csro.train.trainer import open_or_create
+
     run = open_or_create(values, out, resume)
     config = run.config
     try:
