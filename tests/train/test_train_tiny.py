@@ -152,3 +152,14 @@ def test_before_any_update_the_ratio_is_one_at_either_precision(tmp_path, bf16, 
     _, info = objective(run.policy, rollout.events, advantages(rollout.events, "srpo"), config)
     run.store.close()
     assert info["ratio_mean"] == pytest.approx(1.0, abs=tol) and info["clip_frac"] == 0.0
+
+
+def test_rrps_team_step_runs_the_whole_workflow(tmp_path):
+    config = train_config(model="tiny", task="rrps-team", steps=1, k=2, group_size=2,
+                          tokens={"proposer": 8, "selector": 2})
+    run = TrainRun.create(config, tmp_path / "run")
+    run.run()
+    steps, events = run.store.steps(), run.store.events(0)
+    run.store.close()
+    assert [e["role"] for e in events].count("proposer") == 2 and all(e["k"] == 2 for e in events if e["role"] == "proposer")
+    assert steps[0]["rewards"] == [-1.0, -1.0]  # random bytes define no Agent class: the game's minimum
