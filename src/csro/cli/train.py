@@ -51,7 +51,7 @@ def train_cmd(
     model: Optional[str] = typer.Option(None, "--model", help="smollm2-135m (default) | tiny (random, for tests)"),
     group_size: Optional[int] = typer.Option(None, "--group-size", help="episodes per problem (default 4)"),
     seed: Optional[int] = typer.Option(None, "--seed", help="run seed (default 0)"),
-    lr: Optional[float] = typer.Option(None, "--lr", help="AdamW learning rate (default 2e-4)"),
+    lr: Optional[float] = typer.Option(None, "--lr", help="AdamW learning rate (default 2e-3)"),
     tokens: Optional[str] = typer.Option(None, "--tokens", help="max new tokens per role, e.g. solver=8,verifier=6"),
     bf16: Optional[bool] = typer.Option(None, "--bf16/--fp32", help="bf16 autocast for sampling, old and new log-probs alike (default fp32)"),
     threads: Optional[int] = typer.Option(None, "--threads", help="torch CPU threads (default 1)"),

@@ -22,7 +22,7 @@ class TrainConfig(BaseModel):
     model: Literal["smollm2-135m", "tiny"] = Field("smollm2-135m", description="tiny: random 2-layer Llama, tests only")
     group_size: int = Field(4, ge=2, description="episodes per problem (the advantage's group)")
     problems_per_step: int = Field(1, ge=1)
-    lr: float = Field(2e-4, gt=0)
+    lr: float = Field(2e-3, gt=0, description="AdamW learning rate of the LoRA weights")
     clip_eps: float = Field(0.2, gt=0, lt=1)
     epochs: int = Field(1, ge=1, description="passes over each step's events")
     minibatch_rows: int = Field(8, ge=1, description="rows per mini-batch (whole events; a larger event goes alone)")
