@@ -1,7 +1,7 @@
 """The training run store: ``DIR/train.db`` (SQLite, WAL) plus ``DIR/checkpoints/``.
 
-The conventions of csro's run store (``csro.store``): every write is its own committed
-transaction, ``synchronous=NORMAL``, a resumed run continues from what is stored. Tables:
+The conventions and plumbing every csro store shares (``csro._sqlite``): every write is its
+own committed transaction, ``synchronous=NORMAL``, a resumed run continues from what is stored. Tables:
 
 - ``run``: the configuration and, once finished, the summary;
 - ``steps``: one row per finished step (rewards, loss, ratio and clip statistics, dropped
@@ -18,15 +18,13 @@ table always has its checkpoint; only the newest checkpoint file is kept.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import pathlib
-import sqlite3
 import time
-from typing import Iterator, Sequence
+from typing import Sequence
 
-from csro.errors import CsroError
+from csro._sqlite import SQLiteStore, StoreError, dumps
 
 DB_NAME = "train.db"
 SCHEMA_VERSION = 1
@@ -41,27 +39,16 @@ CREATE TABLE checkpoints (step INTEGER PRIMARY KEY, path TEXT NOT NULL, time REA
 """
 
 
-class TrainStoreError(CsroError):
+class TrainStoreError(StoreError):
     """The training run directory is missing, foreign, or would diverge."""
 
 
-class TrainStore:
+class TrainStore(SQLiteStore):
     """The store of one training run directory. Use ``create`` or ``open``."""
 
-    def __init__(self, directory: pathlib.Path, conn: sqlite3.Connection):
-        self.directory = directory
-        self._conn = conn
-
-    @staticmethod
-    def _connect(path: pathlib.Path) -> sqlite3.Connection:
-        conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            raise TrainStoreError(f"{path} is not a csro training database ({exc})") from None
-        return conn
+    kind = "training run"
+    db_name = DB_NAME
+    schema_version = SCHEMA_VERSION
 
     @classmethod
     def exists(cls, directory: str | pathlib.Path) -> bool:
@@ -79,54 +66,9 @@ class TrainStore:
                 if statement.strip():
                     conn.execute(statement)
             conn.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
-            conn.execute("INSERT INTO run (id, config, created) VALUES (1, ?, ?)", (json.dumps(config), time.time()))
+            conn.execute("INSERT INTO run (id, config, created) VALUES (1, ?, ?)",
+                         (dumps(config, "the configuration"), time.time()))
         return store
-
-    @classmethod
-    def open(cls, directory: str | pathlib.Path) -> "TrainStore":
-        directory = pathlib.Path(directory)
-        if not cls.exists(directory):
-            raise TrainStoreError(f"no training run at {directory} ({DB_NAME} not found)")
-        conn = cls._connect(directory / DB_NAME)
-        try:
-            row = conn.execute("SELECT version FROM schema_version").fetchone()
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            raise TrainStoreError(f"{directory / DB_NAME} is not a csro training database ({exc})") from None
-        if row is None or row[0] != SCHEMA_VERSION:
-            conn.close()
-            raise TrainStoreError(f"{directory / DB_NAME} has schema version {row and row[0]}; expected {SCHEMA_VERSION}")
-        return cls(directory, conn)
-
-    def close(self) -> None:
-        self._conn.close()
-
-    def __enter__(self) -> "TrainStore":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    @contextlib.contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield self._conn
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
-        self._conn.execute("COMMIT")
-
-    def config(self) -> dict:
-        return json.loads(self._conn.execute("SELECT config FROM run").fetchone()[0])
-
-    def set_final(self, data: dict) -> None:
-        with self._write() as conn:
-            conn.execute("UPDATE run SET final = ? WHERE id = 1", (json.dumps(data),))
-
-    def final(self) -> dict | None:
-        row = self._conn.execute("SELECT final FROM run").fetchone()
-        return json.loads(row[0]) if row and row[0] else None
 
     @property
     def checkpoint_dir(self) -> pathlib.Path:
@@ -149,18 +91,18 @@ class TrainStore:
 
     def steps(self) -> list[dict]:
         return [{"step": s, **json.loads(d)} for s, d in
-                self._conn.execute("SELECT step, data FROM steps ORDER BY step").fetchall()]
+                self._read("SELECT step, data FROM steps ORDER BY step")]
 
     def events(self, step: int | None = None) -> list[dict]:
         sql = "SELECT step, event_id, role, k, reward, advantage, completions FROM events"
-        rows = self._conn.execute(sql + (" WHERE step = ?" if step is not None else "") + " ORDER BY step, event_id",
-                                  (step,) if step is not None else ()).fetchall()
+        rows = self._read(sql + (" WHERE step = ?" if step is not None else "") + " ORDER BY step, event_id",
+                          (step,) if step is not None else ())
         return [{"step": r[0], "event_id": r[1], "role": r[2], "k": r[3], "reward": r[4], "advantage": r[5],
                  "completions": json.loads(r[6])} for r in rows]
 
     def last_checkpoint(self) -> tuple[int, pathlib.Path] | None:
-        row = self._conn.execute("SELECT step, path FROM checkpoints ORDER BY step DESC LIMIT 1").fetchone()
-        return (row[0], self.directory / row[1]) if row else None
+        rows = self._read("SELECT step, path FROM checkpoints ORDER BY step DESC LIMIT 1")
+        return (rows[0][0], self.directory / rows[0][1]) if rows else None
 
     def checkpoint_path(self, step: int) -> pathlib.Path:
         self.checkpoint_dir.mkdir(parents=True, exist_ok=True)
