@@ -208,16 +208,21 @@ def _first_error(exc: pydantic.ValidationError) -> str:
     return f"config field {field}: {msg}" + (f" (and {more} more)" if more else "")
 
 
-def parse_config(data: Any) -> RunConfig:
-    """Validate a mapping (as loaded from YAML) into a ``RunConfig``."""
+def parse_model(model: type[BaseModel], data: Any):
+    """Validate a mapping (as loaded from YAML) into ``model``; ConfigError naming the field."""
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"config must be a mapping of fields, got {type(data).__name__}")
     try:
-        return RunConfig.model_validate(data)
+        return model.model_validate(data)
     except pydantic.ValidationError as exc:
         raise ConfigError(_first_error(exc)) from None
+
+
+def parse_config(data: Any) -> RunConfig:
+    """Validate a mapping (as loaded from YAML) into a ``RunConfig``."""
+    return parse_model(RunConfig, data)
 
 
 def apply_overrides(data: dict, overrides: Sequence[str]) -> dict:

@@ -6,14 +6,13 @@ import pathlib
 import sys
 from typing import List, Optional
 
-import pydantic
 import typer
 import yaml
 from rich.console import Console
 from rich.table import Table
 
 from csro.cli._app import app
-from csro.config import _first_error, apply_overrides
+from csro.config import apply_overrides, parse_model
 from csro.discover import DiscoverConfig
 from csro.discover import start as start_discovery
 from csro.errors import ConfigError
@@ -34,10 +33,7 @@ def load_discover_config(path: pathlib.Path | None, overrides: List[str], **fiel
             raise ConfigError(f"{path}: a discovery configuration is a mapping of fields")
     data = apply_overrides(data, overrides)
     data.update({k: v for k, v in fields.items() if v is not None})
-    try:
-        return DiscoverConfig(**data)
-    except pydantic.ValidationError as exc:
-        raise ConfigError(_first_error(exc)) from None
+    return parse_model(DiscoverConfig, data)
 
 
 def event_line(kind: str, data: dict) -> str | None:

@@ -88,8 +88,12 @@ def write_report(directory: str | os.PathLike) -> pathlib.Path:
     """
     with RunStore.open(directory) as store:
         text = build_html(store)
-    path = pathlib.Path(directory) / REPORT_NAME
-    partial = path.with_name(REPORT_NAME + ".partial")
+    return write_atomically(pathlib.Path(directory) / REPORT_NAME, text)
+
+
+def write_atomically(path: pathlib.Path, text: str) -> pathlib.Path:
+    """Write ``text`` to ``path`` through a temporary file and a rename; returns ``path``."""
+    partial = path.with_name(path.name + ".partial")
     partial.write_text(text, encoding="utf-8")
     os.replace(partial, path)
     return path

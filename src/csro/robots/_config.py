@@ -14,11 +14,10 @@ from __future__ import annotations
 import pathlib
 from typing import Any, Literal, Sequence
 
-import pydantic
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from csro.config import LLMConfig, apply_overrides
+from csro.config import LLMConfig, apply_overrides, parse_model
 from csro.errors import ConfigError
 
 
@@ -80,24 +79,9 @@ class AorConfig(_Section):
         return self.model_dump(mode="json")
 
 
-def _first_error(exc: pydantic.ValidationError) -> str:
-    err = exc.errors()[0]
-    field = ".".join(str(p) for p in err["loc"]) or "(top level)"
-    msg = "unknown field" if err["type"] == "extra_forbidden" else err["msg"]
-    more = len(exc.errors()) - 1
-    return f"config field {field}: {msg}" + (f" (and {more} more)" if more else "")
-
-
 def parse_aor_config(data: Any) -> AorConfig:
     """Validate a mapping (as loaded from YAML) into an ``AorConfig``."""
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise ConfigError(f"config must be a mapping of fields, got {type(data).__name__}")
-    try:
-        return AorConfig.model_validate(data)
-    except pydantic.ValidationError as exc:
-        raise ConfigError(_first_error(exc)) from None
+    return parse_model(AorConfig, data)
 
 
 def load_aor_config(path: str | pathlib.Path | None, overrides: Sequence[str] = ()) -> AorConfig:

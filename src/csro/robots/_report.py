@@ -20,7 +20,7 @@ from pygments import highlight
 from pygments.lexers import PythonLexer
 
 from csro.report._html import details, esc, fmt, key_values, pre, table
-from csro.report._page import CSS
+from csro.report._page import CSS, write_atomically
 from csro.report._plots import to_svg
 from csro.report._sections import CODE_FORMATTER, _exchange
 
@@ -144,8 +144,4 @@ def write_aor_report(directory: str | os.PathLike) -> pathlib.Path:
     """Write ``DIR/report.html`` from the AOR store of ``DIR`` (atomically); returns its path."""
     with AorStore.open(directory) as store:
         text = build_aor_html(store)
-    path = pathlib.Path(directory) / REPORT_NAME
-    partial = path.with_name(REPORT_NAME + ".partial")
-    partial.write_text(text, encoding="utf-8")
-    os.replace(partial, path)
-    return path
+    return write_atomically(pathlib.Path(directory) / REPORT_NAME, text)
