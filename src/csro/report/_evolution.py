@@ -24,7 +24,7 @@ def section(programs: Sequence[dict], events: Sequence[dict]) -> str:
         return ""
     parts = ['<section id="evolution"><h2>Evolutionary search</h2>',
              key_values([("programs", fmt(len(programs))),
-                         ("outcomes", esc(", ".join(f"{k}: {v}" for k, v in sorted(_count(p["status"] for p in programs).items())))),
+                         ("outcomes", esc(", ".join(f"{k}: {v}" for k, v in sorted(collections.Counter(p["status"] for p in programs).items())))),
                          ("stopped by", esc(", ".join(sorted({e["data"]["reason"] for e in events if e["kind"] == "evolve_stopped"})) or "—"))]),
              figure(_plots.evolution_plot(programs), "Fitness of each program when it was made, by island; the line is the best so far.",
                     "No program was fully evaluated."),
@@ -87,6 +87,3 @@ def programs_table(programs: Sequence[dict]) -> str:
             for p in programs)
     return table(["id", "iteration", "generation", "island", "mutation", "status", "parent", "fitness", "error"], rows)
 
-
-def _count(items) -> dict[str, int]:
-    return dict(collections.Counter(items))

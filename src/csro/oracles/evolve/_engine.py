@@ -27,6 +27,7 @@ complete, with its lineage, diff, call key and scores.
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures
 import dataclasses
 import random
@@ -187,7 +188,7 @@ class Evolution:
         self.log("evolve_generation", {
             "generation": generation, "programs": len(mine),
             "valid": sum(p.status in ("ok", "not_promising") for p in mine),
-            "statuses": _count(p.status for p in mine if p.mutation != "migrant"),
+            "statuses": dict(collections.Counter(p.status for p in mine if p.mutation != "migrant")),
             "best_fitness": self.db.fitness(best.id) if best else None, "best": best.id if best else None,
             "archive": {i: len(self.db.archive(i)) for i in range(self.db.islands)}})
 
@@ -339,9 +340,3 @@ class Evolution:
         program.info["fitness_at_birth"] = fitness
         self.on_program(program, fitness)
 
-
-def _count(items) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for x in items:
-        out[x] = out.get(x, 0) + 1
-    return out

@@ -69,7 +69,7 @@ class Evolve(Oracle):
     def _carry_over(self, ctx: OracleContext, problem: PolicyProblem) -> None:
         """Play the elites' missing cells against the new sigma's support, then re-score all."""
         elites = self.db.elites()
-        missing = problem.missing_cells(elites)
+        missing = self.db.missing(problem.support, elites)
         by_need: dict[tuple[str, ...], list[Program]] = {}
         for p in elites:
             if p.id in missing:
@@ -78,10 +78,9 @@ class Evolve(Oracle):
         for names, programs in by_need.items():
             for p, scores in zip(programs, ctx.play([p.source for p in programs], list(names), problem.matches)):
                 self.db.update_scores(p.id, scores)
-                ctx.programs.add_program(dataclasses.asdict(p), None)
                 cells += len(names)
         rescored = self.db.rescore(problem.fitness, problem.descriptor)
-        for p in elites:
+        for p in elites:  # stored once, with the new cells and the fitness under the new sigma
             ctx.programs.add_program(dataclasses.asdict(p), self.db.fitness(p.id))
         ctx.log("evolve_rescored", {"programs": rescored, "elites": len(elites), "cells_simulated": cells})
 

@@ -83,11 +83,6 @@ class PolicyProblem:
     def full(self, sources: Sequence[str]) -> list[dict]:
         return self.play(sources, list(self.support), self.matches)
 
-    def missing_cells(self, programs: Sequence[Program]) -> dict[str, list[str]]:
-        """Program id -> the support members its payoff vector lacks."""
-        return {p.id: [n for n in self.support if n not in p.scores] for p in programs
-                if any(n not in p.scores for n in self.support)}
-
     def rewrite_hints(self, grammar: bool) -> tuple[str, str | None]:
         if grammar:
             return grammar_for(self.game)
