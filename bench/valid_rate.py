@@ -18,7 +18,8 @@ import time
 
 from csro.config import LLMConfig, OracleConfig
 from csro.evaluation.policy_ref import code_policy, resolve
-from csro.evaluation.runner import Chunk, MatchJob, SeatRef, derive_seed, play_chunk
+from csro.evaluation.runner import Chunk, MatchJob, SeatRef, play_chunk
+from csro.seeding import derive_seed
 from csro.games import load_game
 from csro.llm import LLMClient, make_provider
 from csro.oracles import Feedback, Opponent, OracleContext, check_programs, extract_code

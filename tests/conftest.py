@@ -1,1 +1,23 @@
-"""Shared pytest configuration."""
+"""Shared pytest configuration and helpers."""
+
+from __future__ import annotations
+
+import contextlib
+import pathlib
+from typing import Iterator
+
+from csro.arena import MatchArena
+from csro.evaluation.backends import Backend, LocalBackend
+from csro.games import CodeGame
+from csro.policies import SandboxLimits
+from csro.simulate import StoredSimulator
+from csro.store import RunStore
+
+
+@contextlib.contextmanager
+def arena_for(game: CodeGame, directory: pathlib.Path, *, backend: Backend | None = None, seed: int = 0,
+              matches: int = 4, limits: SandboxLimits = SandboxLimits()) -> Iterator[MatchArena]:
+    """A real ``MatchArena`` over a fresh run store in ``directory`` (one local process by default)."""
+    with RunStore.create(directory, {}) as store:
+        sim = StoredSimulator(game, store, backend or LocalBackend(1), seed=seed, limits=limits)
+        yield MatchArena(game, sim, matches=matches)

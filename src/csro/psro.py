@@ -37,14 +37,17 @@ from typing import Callable
 import numpy as np
 import pyspiel
 
+from csro import events
+from csro.arena import Arena, Opponent, Target
 from csro.config import RunConfig
 from csro.errors import ConfigError
-from csro.evaluation.policy_ref import PolicySpec, code_policy, resolve
+from csro.evaluation import PolicySpec, code_policy, resolve
 from csro.games import CodeGame
-from csro.oracles import Feedback, Opponent, OracleContext, get_oracle
+from csro.llm import Completer, LLMSession
+from csro.oracles import Oracle, OracleContext
 from csro.simulate import StoredSimulator
 from csro.solvers.meta import get_meta_solver, meta_nash_conv, symmetric_sigma
-from csro.store import PolicyRecord, SigmaRecord
+from csro.store import PolicyRecord, RunStore, SigmaRecord
 
 EventFn = Callable[[int, str, dict], None]  # (iteration, kind, data)
 
@@ -67,17 +70,32 @@ def check_game(game: CodeGame) -> None:
 
 
 class CSRO:
-    """One CSRO run over a store. ``run()`` is Algorithm 1; resumable at any point."""
+    """One CSRO run over a store. ``run()`` is Algorithm 1; resumable at any point.
 
-    def __init__(self, config: RunConfig, game: CodeGame, store, simulator: StoredSimulator, llm,
-                 *, on_event: EventFn | None = None, on_iteration: Callable[[int, list[PolicySpec], np.ndarray], dict] | None = None):
+    Args:
+      config: the run configuration.
+      game: the game.
+      store: the run store (the truth of the run).
+      simulator: plays the population's own payoff cells (the empirical game).
+      llm: the run's LLM client.
+      oracle: the best-response oracle.
+      arena: where the oracle's candidates are played.
+      on_event: called with every event as it is recorded.
+      on_iteration: called after each iteration with the population and sigma; its dict is
+        added to the iteration's record (the per-iteration evaluation).
+    """
+
+    def __init__(self, config: RunConfig, game: CodeGame, store: RunStore, simulator: StoredSimulator, llm: Completer,
+                 *, oracle: Oracle, arena: Arena, on_event: EventFn | None = None,
+                 on_iteration: Callable[[int, list[PolicySpec], np.ndarray], dict] | None = None):
         check_game(game)
         self.config = config
         self.game = game
         self.store = store
         self.sim = simulator
         self.llm = llm
-        self.oracle = get_oracle(config.oracle.kind)
+        self.oracle = oracle
+        self.arena = arena
         self.meta_solver = get_meta_solver(config.meta_solver)  # one instance: stateful solvers see every iteration
         self.on_event = on_event
         self.on_iteration = on_iteration
@@ -121,75 +139,31 @@ class CSRO:
         self.store.add_sigma(SigmaRecord(iteration, 0, tuple(names), tuple(float(x) for x in sigma),
                                          self.config.meta_solver, conv))
         if fresh:
-            self.log(iteration, "sigma", {"sigma": dict(zip(names, map(float, sigma))), "meta_nash_conv": conv})
+            self.log(iteration, events.SIGMA, {"sigma": dict(zip(names, map(float, sigma))), "meta_nash_conv": conv})
         return sigma
 
     def payoff_matrix(self, names: list[str]) -> np.ndarray:
         """U[i, j] = mean return of policy i against j over the stored meta matches."""
-        table = self.store.payoff_table("meta")
-        n = len(names)
-        u = np.zeros((n, n))
-        for i in range(n):
-            for j in range(n):
-                if i != j:
-                    u[i, j] = table.mean(names[i], names[j])
-        return u
-
-    def _candidate(self, source: str) -> PolicySpec:
-        """A candidate program, named by its hash (so its stored matches are found again)."""
-        spec = code_policy("cand", source, self.game)
-        return dataclasses.replace(spec, name=f"cand-{spec.sha256[:12]}")
-
-    def _play(self, sources, names, matches: int) -> list[dict[str, float]]:
-        """The oracle's ``play``: candidates against named population members, phase ``oracle``."""
-        by_name = {s.name: s for s in self._specs()}
-        candidates = [self._candidate(s) for s in sources]
-        table = self.sim.play("oracle", [(c, by_name[n]) for c in candidates for n in names], matches)
-        return [{n: table.mean(c.name, n) for n in names} for c in candidates]
-
-    def _evaluator(self, iteration: int, sigma: np.ndarray) -> Callable[[str], Feedback]:
-        """The paper's u: a candidate's sigma-weighted mean return against sigma's support."""
-        support = [(spec, float(w)) for spec, w in zip(self._specs(), sigma) if w > 0]
-        cache: dict[str, Feedback] = {}
-
-        def evaluate(source: str) -> Feedback:
-            candidate = self._candidate(source)
-            if candidate.name in cache:
-                return cache[candidate.name]
-            table = self.sim.play("oracle", [(candidate, spec) for spec, _ in support], self.config.matches_per_cell)
-            per_opponent = {spec.name: table.mean(candidate.name, spec.name) for spec, _ in support}
-            utility = float(sum(w * per_opponent[spec.name] for spec, w in support))
-            forfeits = dict(table.forfeits(candidate.name))
-            details = tuple(
-                {"opponents": [p for p in r.policies if p != candidate.name], "reason": r.forfeit[1], "detail": r.forfeit[2]}
-                for r in self.store.matches("oracle", {candidate.name} | {s.name for s, _ in support})
-                if r.forfeit and r.policies[r.forfeit[0]] == candidate.name)[:3]
-            fb = Feedback(utility, per_opponent, forfeits, details, sum(table.count(candidate.name, s.name) for s, _ in support))
-            cache[candidate.name] = fb
-            return fb
-
-        return evaluate
+        return self.store.payoff_table("meta").matrix(names, names, self_play=0.0)
 
     def _best_response(self, iteration: int, sigma: np.ndarray) -> None:
         """Call the oracle against sigma_{k-1}; add its program if it is valid and new."""
-        opponents = [
+        target = Target(iteration, 0, tuple(
             Opponent(spec.name, float(w), spec, spec.builtin.description if spec.builtin else "")
-            for spec, w in zip(self._specs(), sigma)
-        ]
+            for spec, w in zip(self._specs(), sigma)))
         ctx = OracleContext(
-            game=self.game, iteration=iteration, player=0, opponents=opponents, llm=self.llm,
-            evaluate=self._evaluator(iteration, sigma), config=self.config.oracle,
-            temperature=self.config.llm.temperature, seed=self.config.seed,
-            log=lambda kind, data: self.log(iteration, kind, data), play=self._play, programs=self.store,
-            grammar=self.config.llm.provider == "embedded", matches=self.config.matches_per_cell)
+            game=self.game, target=target,
+            llm=LLMSession(self.llm, iteration, self.config.llm.temperature, self.config.seed),
+            arena=self.arena, config=self.config.oracle,
+            log=StoreLog(self.store, iteration, 0, lambda kind, data: self.log(iteration, kind, data)))
         result = self.oracle.best_response(ctx)
         if result.source is None:
-            self.log(iteration, "oracle_failed", {"reason": result.reason, "attempts": len(result.attempts)})
+            self.log(iteration, events.ORACLE_FAILED, {"reason": result.reason, "attempts": len(result.attempts)})
             return
         spec = code_policy("new", result.source, self.game)
         duplicate = next((r.id for r in self.populations[0] if r.sha256 == spec.sha256), None)
         if duplicate:
-            self.log(iteration, "duplicate", {"of": duplicate, "reason": result.reason})
+            self.log(iteration, events.DUPLICATE, {"of": duplicate, "reason": result.reason})
             return
         fb = result.feedback
         self._add(PolicyRecord(
@@ -197,7 +171,7 @@ class CSRO:
             source=result.source, ref=None, sha256=spec.sha256, parent=None,
             call_keys=tuple(result.call_keys),
             info={"utility": fb.utility if fb else None, "per_opponent": fb.per_opponent if fb else {},
-                  "reason": result.reason, "attempts": result.attempts}))
+                  "reason": result.reason, "attempts": [dataclasses.asdict(a) for a in result.attempts]}))
 
     # -- the loop --------------------------------------------------------------------------
     def run(self) -> tuple[list[PolicyRecord], np.ndarray]:
@@ -214,7 +188,7 @@ class CSRO:
             if k in done:
                 self.populations[0].extend(r for r in stored if r.iteration == k)
             else:
-                self.log(k, "iteration_start", {"population": len(self.populations[0])})
+                self.log(k, events.ITERATION_START, {"population": len(self.populations[0])})
                 recorded = [r for r in stored if r.iteration == k]
                 if recorded:  # the policy was stored before a crash ended the iteration
                     self.populations[0].extend(recorded)
@@ -236,4 +210,34 @@ class CSRO:
             data.update(self.on_iteration(k, self._specs(), sigma))
         data["seconds"] = time.monotonic() - started
         self.store.mark_iteration(k, data)
-        self.log(k, "iteration_done", data)
+        self.log(k, events.ITERATION_DONE, data)
+
+
+@dataclasses.dataclass(frozen=True)
+class StoreLog:
+    """The run store as one best-response call may see it (``csro.oracles.OracleLog``).
+
+    Attributes:
+      store: the run store.
+      iteration: the iteration events are recorded under.
+      player: whose sigma ``support`` reads.
+      record: records an event of that iteration (the loop's ``log``, which also tells the UI).
+    """
+
+    store: RunStore
+    iteration: int
+    player: int
+    record: Callable[[str, dict], None]
+
+    def event(self, kind: str, data: dict) -> None:
+        self.record(kind, data)
+
+    def add_program(self, data: dict, fitness: float | None) -> None:
+        self.store.add_program(data, fitness)
+
+    def programs(self, before_iteration: int) -> list[dict]:
+        return self.store.programs(before_iteration=before_iteration)
+
+    def support(self, iteration: int) -> dict[str, float]:
+        sigma = next((s for s in self.store.sigmas() if s.iteration == iteration and s.player == self.player), None)
+        return {} if sigma is None else {n: w for n, w in zip(sigma.names, sigma.sigma) if w > 0}

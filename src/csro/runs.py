@@ -20,11 +20,14 @@ import fcntl
 import pathlib
 from typing import Callable, Iterator
 
+from csro import events
+from csro.arena import MatchArena
 from csro.config import LLMConfig, RunConfig, parse_config
 from csro.errors import ConfigError
 from csro.evaluation.backends import make_backend
 from csro.games import load_game
 from csro.llm import LLMClient, make_provider
+from csro.oracles import get_oracle
 from csro.policies import SandboxLimits
 from csro.psro import CSRO, policy_spec
 from csro.report import write_report
@@ -69,10 +72,12 @@ def _execute(config: RunConfig, store: RunStore, hooks: Hooks) -> pathlib.Path:
     with llm_client(config.llm, store) as llm, make_backend(config.execution) as backend:
         sim = StoredSimulator(game, store, backend, seed=config.seed, limits=limits, progress=hooks.on_progress)
         scorer = Scorer(game, sim, config.evaluation)
-        loop = CSRO(config, game, store, sim, llm, on_event=hooks.on_event, on_iteration=scorer.per_iteration)
+        loop = CSRO(config, game, store, sim, llm, oracle=get_oracle(config.oracle.kind),
+                    arena=MatchArena(game, sim, matches=config.matches_per_cell),
+                    on_event=hooks.on_event, on_iteration=scorer.per_iteration)
         population, sigma = loop.run()
         members = [policy_spec(r, game) for r in population]
-        loop.log(config.iterations, "final_evaluation", {"population": len(members)})
+        loop.log(config.iterations, events.FINAL_EVALUATION, {"population": len(members)})
         store.set_final(scorer.final(members, sigma))
     return write_report(store.directory)
 

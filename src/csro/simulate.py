@@ -7,9 +7,10 @@ store as soon as they are back. Because a match's seed depends only on the run s
 two policy names and the match index (``csro.evaluation.runner.derive_seed``), a resumed or
 re-scheduled run reproduces the same results.
 
-Phases keep the three kinds of matches apart: ``meta`` (the population's own payoff table,
-the empirical game of PSRO), ``eval`` (members against the evaluation population) and
-``oracle`` (candidate programs against sigma's support).
+Phases keep the kinds of matches apart: ``meta`` (the population's own payoff table, the
+empirical game of PSRO), ``eval`` (members against the evaluation population), ``oracle``
+(candidate programs against sigma's support), ``check`` (a candidate's smoke matches) and
+``trace`` (a match an oracle observes round by round).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Callable, Sequence
 
 from csro.evaluation.payoff_table import PayoffTable
 from csro.evaluation.policy_ref import PolicySpec
-from csro.evaluation.runner import MatchResult, plan_chunks, record
+from csro.evaluation.runner import Chunk, MatchJob, MatchResult, SeatRef, plan_chunks, record
 from csro.games import CodeGame
 from csro.policies import SandboxLimits
 
@@ -41,6 +42,14 @@ class StoredSimulator:
         """Ensure every pair has ``matches`` stored matches in ``phase``; their payoff table.
 
         The table holds both directions of each pair (``record``), built from the store.
+        """
+        table = PayoffTable()
+        record(table, self.results(phase, pairs, matches))
+        return table
+
+    def results(self, phase: str, pairs: Sequence[tuple[PolicySpec, PolicySpec]], matches: int) -> list[MatchResult]:
+        """Ensure every pair has ``matches`` stored matches in ``phase``; their results.
+
         A pair partly played before a crash is replayed whole (its stored matches are kept;
         identical re-adds are no-ops).
         """
@@ -49,13 +58,22 @@ class StoredSimulator:
         if todo:
             chunks = plan_chunks(self.game.name, self.game.num_players, [pairs[i] for i in todo], matches,
                                  self.seed, self.limits)
-            progress = (lambda done, total: self.progress(phase, done, total)) if self.progress else None
-            self.store.add_matches(phase, self.backend.run(chunks, progress=progress))
+            self.store.add_matches(phase, self._run(phase, chunks))
             for i in todo:
                 stored[i] = self._stored(phase, pairs[i])
-        table = PayoffTable()
-        record(table, [r for results in stored for r in results])
-        return table
+        return [r for results in stored for r in results]
+
+    def traced(self, phase: str, seats: Sequence[PolicySpec], seed: int) -> MatchResult:
+        """One match (policies in seat order) with its round-by-round trace, on the backend;
+        stored like any match (the trace itself is not kept)."""
+        chunk = Chunk(self.game.name, (MatchJob(tuple(SeatRef.of(s) for s in seats), seed),), self.limits, trace=True)
+        result = self._run(phase, [chunk])[0]
+        self.store.add_matches(phase, [result])
+        return result
+
+    def _run(self, phase: str, chunks: Sequence[Chunk]) -> list[MatchResult]:
+        progress = (lambda done, total: self.progress(phase, done, total)) if self.progress else None
+        return self.backend.run(chunks, progress=progress)
 
     def _stored(self, phase: str, pair: tuple[PolicySpec, PolicySpec]) -> list[MatchResult]:
         names = {pair[0].name, pair[1].name}

@@ -41,7 +41,8 @@ from csro.evaluation.runner import MatchResult, record
 
 SCHEMA_VERSION = 1
 DB_NAME = "run.db"
-PHASES = ("meta", "eval", "oracle")  # population table, vs evaluation population, candidate vs sigma
+PHASES = ("meta", "eval", "oracle", "check", "trace")  # population table, vs evaluation population, candidate
+# vs sigma, a candidate's smoke check, a match an oracle observes (``csro.simulate``)
 
 # The evolutionary search's programs (``csro.oracles.evolve``): added to version 1 without a
 # version change (a run made before it gets the empty table when opened).

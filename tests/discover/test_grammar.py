@@ -5,7 +5,7 @@ import random
 from csro.config import EvolveConfig
 from csro.discover import CFRHooksProblem
 from csro.discover._grammar import CFR_RULES, HEAD, cfr_grammar
-from csro.oracles import extract_code
+from csro.extract import extract_code
 from csro.policies import SandboxLimits
 from csro.solvers.suite import resolve_games
 

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from csro.config import EvolveConfig
-from csro.llm._types import LLMReply
+from csro.llm import LLMReply, LLMSession
 from csro.oracles.evolve import Evolution, Program, ProgramDatabase
 
 
@@ -30,7 +30,7 @@ class FakeProblem:
         return (len(program.source) % 2,)
 
     def task_messages(self):
-        from csro.llm._types import Message
+        from csro.llm import Message
         return [Message("system", "be good")]
 
     def scores_text(self, scores):
@@ -58,11 +58,15 @@ class FakeProblem:
 class ScriptLLM:
     """Replies from ``reply(request)``; records requests."""
 
-    def __init__(self, reply):
+    def __init__(self, reply, grammar=False):
         self.reply = reply
         self.requests = []
+        self.grammar = grammar
 
-    def __call__(self, requests):
+    def complete(self, request):
+        return self.complete_many([request])[0]
+
+    def complete_many(self, requests):
         self.requests += requests
         out = []
         for r in requests:
@@ -79,7 +83,7 @@ def engine(llm, problem, db=None, **cfg):
     config = EvolveConfig(**cfg)
     db = db or ProgramDatabase(config.islands, problem.fitness, problem.descriptor)
     stored, events = [], []
-    e = Evolution(problem, db, llm, config, iteration=1, seed=5, temperature=0.7, max_tokens=256,
+    e = Evolution(problem, db, LLMSession(llm, 1, 0.7, 5), config, max_tokens=256,
                   on_program=lambda p, f: stored.append((p.id, p.status, f)), log=lambda k, d: events.append((k, d)))
     return e, db, stored, events
 
@@ -170,9 +174,8 @@ def test_overlap_is_deterministic_and_lags_parents_by_one_generation():
 
 def test_grammar_goes_with_rewrites_only_when_the_provider_takes_one():
     for use in (True, False):
-        llm = ScriptLLM(climbing)
+        llm = ScriptLLM(climbing, grammar=use)
         e, _, _, _ = engine(llm, FakeProblem(), islands=1, generations=1, population_size=4, diff_ratio=0.5)
-        e.use_grammar = use
         e.add_seeds([prog(0.0)])
         e.run()
         for r in llm.requests:

@@ -1,16 +1,22 @@
-"""The evolve oracle over the real sandbox and a real run store, with a scripted LLM and a
-counting ``play`` (our own logic is faked; matches are counted, not simulated)."""
+"""The evolve oracle over the real sandbox and a real run store, with a scripted LLM and an
+arena whose ``play`` counts (our own logic is faked; matches are counted, not simulated;
+checks run in the real sandbox)."""
 
 import hashlib
 
 import pytest
 
+from csro.arena import MatchArena
 from csro.config import OracleConfig
-from csro.evaluation.policy_ref import code_policy, resolve
+from csro.evaluation import code_policy, resolve
+from csro.evaluation.backends import LocalBackend
 from csro.games import load_game
-from csro.llm._types import LLMReply
-from csro.oracles import Opponent, OracleContext
+from csro.llm import LLMReply, LLMSession
+from csro.oracles import Opponent, OracleContext, Target
 from csro.oracles.evolve import Evolve
+from csro.policies import SandboxLimits
+from csro.psro import StoreLog
+from csro.simulate import StoredSimulator
 from csro.store import RunStore, SigmaRecord
 
 MOVES = ["ROCK", "PAPER", "SCISSORS"]
@@ -22,6 +28,8 @@ def policy(move: str, tag: int) -> str:
 
 class LLM:
     """A rewrite per call, chosen by the call key (so a resumed run gets the same replies)."""
+
+    grammar = False
 
     def __init__(self):
         self.keys = []
@@ -39,18 +47,25 @@ class LLM:
 
 
 class CountingPlay:
-    """Scores from a hash of (program, opponent); records every cell asked for."""
+    """An arena: real sandboxed checks; play scores from a hash of (program, opponent),
+    recording every cell asked for."""
+
+    matches = 2
 
     def __init__(self):
         self.cells = []
+        self.real: MatchArena | None = None
 
-    def __call__(self, sources, names, matches):
+    def check(self, sources):
+        return self.real.check(sources)
+
+    def play(self, sources, opponents, matches=None):
         out = []
         for s in sources:
             row = {}
-            for n in names:
-                self.cells.append((s, n))
-                row[n] = int(hashlib.sha256(f"{s}|{n}".encode()).hexdigest(), 16) % 200 - 100.0
+            for o in opponents:
+                self.cells.append((s, o.name))
+                row[o.name] = int(hashlib.sha256(f"{s}|{o.name}".encode()).hexdigest(), 16) % 200 - 100.0
             out.append(row)
         return out
 
@@ -61,12 +76,12 @@ def game():
 
 
 def context(game, store, iteration, opponents, play, llm):
+    play.real = MatchArena(game, StoredSimulator(game, store, LocalBackend(1), seed=11, limits=SandboxLimits()), matches=2)
     return OracleContext(
-        game=game, iteration=iteration, player=0, opponents=opponents, llm=llm, evaluate=None,
+        game=game, target=Target(iteration, 0, tuple(opponents)), llm=LLMSession(llm, iteration, 0.7, 11), arena=play,
         config=OracleConfig(kind="evolve", prompt="plain",
                             evolve={"islands": 2, "population_size": 2, "generations": 2}),
-        temperature=0.7, seed=11, log=lambda kind, data: store.add_event(iteration, kind, data),
-        play=play, programs=store, matches=2)
+        log=StoreLog(store, iteration, 0, lambda kind, data: store.add_event(iteration, kind, data)))
 
 
 def opponents_after(game, result_source):

@@ -1,6 +1,8 @@
-"""Fakes for the oracle tests: a scripted LLM client (replies by call step) and an evaluator.
+"""Fakes for the oracle tests: a scripted LLM client (replies by call step), an arena whose
+evaluation reads a program's ``# u=`` marker, and a log.
 
-Only our own logic is faked: programs are still extracted and checked in the real sandbox.
+Only our own logic is faked: programs are still extracted, and checked and traced in the real
+sandbox (a ``MatchArena`` over a temporary run store).
 """
 
 from __future__ import annotations
@@ -9,11 +11,13 @@ import re
 
 import pytest
 
+from csro.arena import MatchArena
 from csro.config import OracleConfig
-from csro.evaluation.policy_ref import resolve
+from csro.evaluation import resolve
 from csro.games import load_game
-from csro.llm._types import LLMReply
-from csro.oracles import Feedback, Opponent, OracleContext
+from csro.llm import LLMReply, LLMSession
+from csro.oracles import Feedback, Opponent, OracleContext, Target
+from tests.conftest import arena_for
 
 
 def program(u: float, move: str = "ROCK") -> str:
@@ -30,6 +34,7 @@ class ScriptedLLM:
     of texts; ``ERROR`` marks a failed call. Unscripted steps get a non-code reply."""
 
     ERROR = object()
+    grammar = False
 
     def __init__(self, script: dict[str, list]):
         self.script = {k: list(v) for k, v in script.items()}
@@ -63,20 +68,67 @@ class FakeEvaluator:
         return Feedback(u, {"p0": u}, {}, (), 4)
 
 
+class FakeArena:
+    """A real ``MatchArena`` (sandboxed checks, plays and traces) whose ``evaluate`` is faked."""
+
+    def __init__(self, real: MatchArena, evaluate):
+        self.real = real
+        self.evaluator = evaluate
+        self.matches = real.matches
+
+    def check(self, sources):
+        return self.real.check(sources)
+
+    def evaluate(self, source, target):
+        return self.evaluator(source)
+
+    def play(self, sources, opponents, matches=None):
+        return self.real.play(sources, opponents, matches)
+
+    def trace(self, source, opponent, *seed_parts):
+        return self.real.trace(source, opponent, *seed_parts)
+
+
+class ListLog:
+    """The oracle's log as a list of ``(kind, data)`` (no program archive)."""
+
+    def __init__(self):
+        self.events = []
+
+    def event(self, kind, data):
+        self.events.append((kind, data))
+
+    def add_program(self, data, fitness):
+        pass
+
+    def programs(self, before_iteration):
+        return []
+
+    def support(self, iteration):
+        return {}
+
+
 @pytest.fixture(scope="session")
 def rrps():
     return load_game("rrps(num_throws=100)")
 
 
 @pytest.fixture
-def make_ctx(rrps):
+def real_arena(rrps, tmp_path):
+    with arena_for(rrps, tmp_path / "arena", seed=7) as arena:
+        yield arena
+
+
+@pytest.fixture
+def make_ctx(rrps, real_arena):
     def make(llm, *, opponents=None, evaluate=None, iteration=3, **config):
         config.setdefault("prompt", "plain")
-        events = []
+        log = ListLog()
         if opponents is None:
             opponents = [Opponent("p0", 1.0, resolve("builtin:rockbot", rrps), "always ROCK")]
-        ctx = OracleContext(game=rrps, iteration=iteration, player=0, opponents=opponents, llm=llm,
-                            evaluate=evaluate or FakeEvaluator(), config=OracleConfig(**config),
-                            temperature=0.8, seed=7, log=lambda kind, data: events.append((kind, data)))
-        return ctx, events
+        ctx = OracleContext(game=rrps, target=Target(iteration, 0, tuple(opponents)),
+                            llm=LLMSession(llm, iteration, 0.8, 7),
+                            arena=FakeArena(real_arena, evaluate or FakeEvaluator()),
+                            config=OracleConfig(**config), log=log)
+        return ctx, log.events
     return make

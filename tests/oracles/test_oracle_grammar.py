@@ -6,8 +6,8 @@ import re
 import string
 
 from csro.games import load_game
-from csro.oracles import check_programs
-from csro.oracles._grammar import RRPS_HEADER, RRPS_RULES, grammar_for, skeleton_rules, to_gbnf
+from csro.oracles._grammar import grammar_for, skeleton_rules, to_gbnf
+from tests.conftest import arena_for
 
 
 def sample(rules, rng, name="root"):
@@ -29,14 +29,17 @@ def sample(rules, rng, name="root"):
     return "".join(out)
 
 
-def test_every_sampled_rrps_rule_program_is_valid(rrps):
+def test_every_sampled_rrps_rule_program_is_valid(rrps, tmp_path):
+    header, rules = rrps.policy_grammar()
     rng = random.Random(0)
-    programs = [RRPS_HEADER + sample(RRPS_RULES, rng) for _ in range(24)]
+    programs = [header + sample(rules, rng) for _ in range(24)]
     assert len(set(programs)) == len(programs)
-    assert check_programs(rrps, programs, seed=3) == [None] * len(programs)
+    with arena_for(rrps, tmp_path / "run", seed=3) as arena:
+        assert arena.check(programs) == [None] * len(programs)
 
 
 def test_rrps_grammar_is_rendered_with_escaped_literals(rrps):
+    RRPS_HEADER, RRPS_RULES = rrps.policy_grammar()
     prefill, gbnf = grammar_for(rrps)
     assert prefill == "```python\n" + RRPS_HEADER
     lines = gbnf.splitlines()

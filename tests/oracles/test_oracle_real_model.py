@@ -4,7 +4,7 @@ import pytest
 
 from csro.config import LLMConfig
 from csro.evaluation.policy_ref import resolve
-from csro.oracles import Opponent, check_program, get_oracle
+from csro.oracles import Opponent, get_oracle
 from csro.oracles._context import ContextBuilder
 from csro.oracles._grammar import grammar_for
 from csro.oracles._propose import Proposer
@@ -20,21 +20,21 @@ def llm():
     client.close()
 
 
-def test_zero_shot_writes_a_valid_rrps_program(llm, make_ctx, rrps):
+def test_zero_shot_writes_a_valid_rrps_program(llm, make_ctx, rrps, real_arena):
     opponents = [Opponent("p0", 1.0, resolve("builtin:rockbot", rrps), "throws ROCK every time")]
     ctx, events = make_ctx(llm, opponents=opponents, prompt="prefill", samples=2, max_tokens=512)
     result = get_oracle("zero_shot").best_response(ctx)
     assert result.source is not None, result.reason
-    assert check_program(rrps, result.source, seed=11) is None
+    assert real_arena.check([result.source]) == [None]
     assert result.call_keys and all(k.startswith("3/") for k in result.call_keys)
 
 
-def test_the_rrps_grammar_constrains_the_real_model(llm, make_ctx, rrps):
+def test_the_rrps_grammar_constrains_the_real_model(llm, make_ctx, rrps, real_arena):
     ctx, _ = make_ctx(llm)
     head, gbnf = grammar_for(rrps)
-    messages = ContextBuilder().messages(rrps, ctx.opponents, ctx.config)
+    messages = ContextBuilder().messages(rrps, list(ctx.target.opponents), ctx.config)
     reply = llm.complete(Proposer(ctx).request("grammar-0", messages, prefill_text=head, grammar=gbnf,
                                                 stop=(), max_tokens=256))
     assert reply.ok, reply.error
     assert reply.text.strip().splitlines()[-1].startswith("return ")
-    assert check_program(rrps, reply.full_text.removeprefix("```python\n"), seed=2) is None
+    assert real_arena.check([reply.full_text.removeprefix("```python\n")]) == [None]

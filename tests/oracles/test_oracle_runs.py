@@ -5,8 +5,8 @@ import pytest
 from conftest import FakeEvaluator, ScriptedLLM, fenced, program
 from csro.errors import ConfigError
 from csro.evaluation.policy_ref import code_policy
-from csro.oracles import ORACLES, Opponent, get_oracle
-from csro.oracles._grammar import RRPS_HEADER
+from csro.oracles import ORACLES, Attempt, Opponent, get_oracle
+from csro.games.rrps import RRPS_HEADER
 
 CRASHING = "class Agent:\n    def act(self, observation):\n        return 1 / 0\n"
 
@@ -30,7 +30,7 @@ def test_zero_shot_extracts_the_program_from_prose(make_ctx):
     assert result.source == program(5)
     assert result.feedback.utility == 5
     assert result.call_keys == ["3/propose/0"]
-    assert result.attempts == [{"key": "3/propose/0", "step": "propose", "valid": True, "error": None, "utility": 5.0}]
+    assert result.attempts == [Attempt("3/propose/0", "propose", True, None, 5.0)]
     assert [k for k, _ in events] == ["oracle_candidate"]
     assert "u = 5.0" in result.reason
 
@@ -42,8 +42,8 @@ def test_repair_feeds_the_sandbox_error_back(make_ctx):
     repair = llm.requests[1]
     assert repair.messages[-2].role == "assistant" and "1 / 0" in repair.messages[-2].content
     assert repair.messages[-1].role == "user" and "ZeroDivisionError" in repair.messages[-1].content
-    assert [a["valid"] for a in result.attempts] == [False, True]
-    assert ("oracle_rejected", {"key": "3/propose/0", "step": "propose", "reason": result.attempts[0]["error"]}) in events
+    assert [a.valid for a in result.attempts] == [False, True]
+    assert ("oracle_rejected", {"key": "3/propose/0", "step": "propose", "reason": result.attempts[0].error}) in events
 
 
 def test_invalid_programs_are_never_returned(make_ctx):
@@ -52,9 +52,9 @@ def test_invalid_programs_are_never_returned(make_ctx):
     result, llm, events = run("linear_refinement", make_ctx, script, grammar_fallback=False, max_refinements=1)
     assert result.source is None and result.feedback is None and result.call_keys == []
     assert "no valid program" in result.reason
-    errors = [a["error"] for a in result.attempts]
+    errors = [a.error for a in result.attempts]
     assert "illegal_action" in errors[0] and "ZeroDivisionError" in errors[1]
-    assert not any(a["valid"] for a in result.attempts)
+    assert not any(a.valid for a in result.attempts)
     # u is undefined without a program: the refinement round proposes afresh (unscripted: prose).
     assert "3/refine-1/0" in llm.steps()
     assert sum(k == "oracle_rejected" for k, _ in events) == len(result.attempts)
@@ -66,7 +66,7 @@ def test_error_and_non_code_replies_are_survived(make_ctx):
     result, llm, _ = run("zero_shot", make_ctx, script, samples=3)
     assert llm.steps() == ["3/propose/0", "3/propose/1", "3/propose/2", "3/repair-0-0/1"]  # errors are not repaired
     assert result.source == program(3)
-    errors = {a["key"]: a["error"] for a in result.attempts}
+    errors = {a.key: a.error for a in result.attempts}
     assert errors["3/propose/0"].startswith("LLM call failed: HTTP 503")
     assert "no Python code defining class Agent" in errors["3/propose/1"]
 

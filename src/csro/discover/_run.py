@@ -18,6 +18,7 @@ from typing import Callable
 import pydantic
 
 from csro.errors import ConfigError
+from csro.llm import LLMSession
 from csro.oracles.evolve import Evolution, ProgramDatabase
 from csro.policies import SandboxLimits
 from csro.report import write_report
@@ -95,10 +96,9 @@ def _execute(config: DiscoverConfig, store: RunStore, on_event: EventFn | None) 
     problem = StoredScores(kind(train, k, config.quick_fraction, evolve, _limits(config), reference, **extra), store)
     db = ProgramDatabase(evolve.islands, problem.fitness, problem.descriptor)
     with llm_client(config.llm, store) as llm:
-        engine = Evolution(problem, db, llm.complete_many, evolve, iteration=0, seed=config.seed,
-                           temperature=config.llm.temperature, max_tokens=config.max_tokens,
-                           on_program=lambda p, f: store.add_program(dataclasses.asdict(p), f), log=log,
-                           use_grammar=config.llm.provider == "embedded")
+        session = LLMSession(llm, iteration=0, temperature=config.llm.temperature, seed=config.seed)
+        engine = Evolution(problem, db, session, evolve, max_tokens=config.max_tokens,
+                           on_program=lambda p, f: store.add_program(dataclasses.asdict(p), f), log=log)
         engine.add_seeds([problem.seed_program])
         stop = engine.run()
     best = db.best()

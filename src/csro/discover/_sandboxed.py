@@ -9,8 +9,7 @@ becomes ``ProgramFailure`` with the sandbox's reason and the useful end of its d
 from __future__ import annotations
 
 from csro.errors import CsroError
-from csro.policies import Forfeit, PolicyWorker, SandboxLimits
-from csro.policies._types import Call
+from csro.policies import Call, Forfeit, PolicyWorker, SandboxLimits
 
 
 class ProgramFailure(CsroError):
@@ -35,7 +34,7 @@ class SandboxedProgram:
             if not isinstance(result, Forfeit):
                 return result
             forfeit = result
-        raise ProgramFailure(_describe(forfeit))
+        raise ProgramFailure(forfeit.describe())
 
     def close(self) -> None:
         self._worker.close()
@@ -46,8 +45,3 @@ class SandboxedProgram:
     def __exit__(self, *exc) -> None:
         self.close()
 
-
-def _describe(forfeit: Forfeit) -> str:
-    lines = [ln for ln in (forfeit.detail or "").strip().splitlines() if ln.strip()]
-    tail = "\n".join(lines[-5:])
-    return f"{forfeit.reason.value}: {tail[-500:]}" if tail else forfeit.reason.value

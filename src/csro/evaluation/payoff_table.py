@@ -139,9 +139,12 @@ class PayoffTable:
         )
         return math.sqrt(var)
 
-    def matrix(self, rows: list[str], cols: list[str]) -> np.ndarray:
-        """Mean returns of each row policy against each column policy."""
-        return np.array([[self.mean(r, c) for c in cols] for r in rows], dtype=float)
+    def matrix(self, rows: list[str], cols: list[str], *, self_play: float | None = None) -> np.ndarray:
+        """Mean returns of each row policy against each column policy; a policy against
+        itself is ``self_play`` when given (e.g. 0 in a symmetric zero-sum game, where the
+        CSRO loop does not simulate it)."""
+        return np.array([[self_play if self_play is not None and r == c else self.mean(r, c) for c in cols]
+                         for r in rows], dtype=float)
 
     def forfeits(self, policy: str) -> collections.Counter:
         """All of ``policy``'s forfeits by reason, over every opponent."""

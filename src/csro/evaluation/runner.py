@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
-import hashlib
+import json
 import multiprocessing
 import os
 import time
@@ -33,6 +33,7 @@ from csro.evaluation.payoff_table import PayoffTable
 from csro.evaluation.policy_ref import PolicySpec
 from csro.games import load_game
 from csro.games._base import IllegalAction
+from csro.seeding import derive_seed
 from csro.policies import Call, Forfeit, PolicyWorker, Reason, SandboxLimits
 
 ProgressFn = Callable[[int, int], None]
@@ -62,27 +63,25 @@ class MatchJob:
 
 @dataclasses.dataclass(frozen=True)
 class MatchResult:
-    """The outcome of one match. ``forfeit`` is (seat, reason, detail) or None."""
+    """The outcome of one match. ``forfeit`` is (seat, reason, detail) or None; ``trace``
+    holds one readable line per answered round when the chunk asked for it (not stored)."""
 
     policies: tuple[str, ...]
     returns: tuple[float, ...]
     seed: int
     forfeit: tuple[int, str, str] | None = None
+    trace: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
 class Chunk:
-    """Matches played together in lockstep by one runner process."""
+    """Matches played together in lockstep by one runner process (``trace``: keep a
+    readable line per round of each match, for ``csro play`` and an oracle's observation)."""
 
     game: str
     jobs: tuple[MatchJob, ...]
     limits: SandboxLimits
-
-
-def derive_seed(*parts: object) -> int:
-    """A 63-bit seed from the run seed and names/indices, independent of scheduling."""
-    digest = hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()
-    return int.from_bytes(digest[:8], "big") >> 1
+    trace: bool = False
 
 
 CHUNK_TARGET = 128  # matches per chunk to aim for: amortises a worker start and round trips
@@ -186,9 +185,12 @@ Observer = Callable[[int, Sequence, Sequence], None]
 def play_chunk(chunk: Chunk, observer: Observer | None = None) -> list[MatchResult]:
     """Play a chunk's matches in lockstep; never raises for a policy's misbehaviour.
 
-    ``observer(match_index, requests, replies)`` is called for every answered round
-    (used by ``csro play`` for its trace).
+    ``observer(match_index, requests, replies)`` is called for every answered round; a
+    ``trace`` chunk records each round as a line of its match's ``MatchResult.trace``.
     """
+    lines: list[list[str]] = [[] for _ in chunk.jobs]
+    if chunk.trace:
+        observer = _tracer(chunk, lines, observer)
     game = load_game(chunk.game)
     builtins = game.builtins()
     matches = [game.new_match(job.seed) for job in chunk.jobs]
@@ -277,9 +279,34 @@ def play_chunk(chunk: Chunk, observer: Observer | None = None) -> list[MatchResu
         for worker in workers.values():
             worker.close()
     return [
-        MatchResult(tuple(ref.name for ref in job.seats), tuple(float(x) for x in match.returns()), job.seed, forfeits[m])
+        MatchResult(tuple(ref.name for ref in job.seats), tuple(float(x) for x in match.returns()), job.seed, forfeits[m],
+                    tuple(lines[m]))
         for m, (job, match) in enumerate(zip(chunk.jobs, matches))
     ]
+
+
+def _tracer(chunk: Chunk, lines: list[list[str]], then: Observer | None) -> Observer:
+    """An observer writing each answered round of match ``m`` as one line of ``lines[m]``."""
+    def observe(m: int, requests: Sequence, replies: Sequence) -> None:
+        names = [ref.name for ref in chunk.jobs[m].seats]
+        parts = []
+        for req, reply in zip(requests, replies):
+            who = names[req.seat]
+            if req.wants_action:
+                arg = _short(req.args[0]) if req.args else ""
+                parts.append(f"{who} ({req.seat}) {req.method} -> {reply!r}" + (f"   obs={arg}" if arg else ""))
+            else:
+                parts.append(f"{who} ({req.seat}) {req.method}({_short(list(req.args))})")
+        lines[m].append(f"[{len(lines[m]) + 1:4d}] " + " | ".join(parts))
+        if then is not None:
+            then(m, requests, replies)
+
+    return observe
+
+
+def _short(value: object, width: int = 160) -> str:
+    text = json.dumps(value, default=str) if not isinstance(value, str) else value
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _construct(seats: list[list[_Seat]], forfeits: list, lose) -> None:

@@ -143,6 +143,28 @@ class CodeGame(abc.ABC):
     return_range: tuple[float, float]
     example_policy: str
 
+    # -- capabilities: what callers may rely on, instead of asking which class a game is --
+    #: Whether a trace line should show the observation passed to ``act`` (False where it
+    #: only repeats what the trace already shows, e.g. RRPS's previous throws).
+    trace_observations: bool = True
+    #: Whether exact NashConv of code policies can be computed (a single-hand sequential
+    #: OpenSpiel game with information-state strings; ``csro.evaluation.exploitability``).
+    exact_exploitability: bool = False
+
+    @property
+    def check_matches(self) -> int:
+        """Matches a smoke check plays so that a policy acts in every role: one per seat
+        (the runner seats a policy at ``m % num_players`` in match ``m``), unless one match
+        already covers every role (a symmetric game, or one that permutes seats each hand)."""
+        return self.num_players
+
+    def policy_grammar(self) -> tuple[str, dict[str, list[list[str]]]] | None:
+        """A strict grammar whose every sentence completes a valid policy, if the game has one:
+        ``(header source, rules)``, rules as ``csro.oracles`` renders to GBNF (rule name ->
+        alternatives; an item is a literal ``'"text'``, a rule name, optionally with ``?``, or a
+        GBNF character class). None: the oracles' generic skeleton grammar is used."""
+        return None
+
     @abc.abstractmethod
     def new_match(self, seed: int) -> Match:
         """A new match; ``seed`` fixes its chance events (and seat permutations)."""

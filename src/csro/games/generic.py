@@ -203,6 +203,7 @@ class GenericGame(CodeGame):
     """An OpenSpiel game string, played through the generic ``Agent`` API."""
 
     policy_class = "Agent"
+    exact_exploitability = True  # one hand of the OpenSpiel game (``csro.evaluation.exploitability`` checks the rest)
 
     def __init__(self, game_string: str, os_game: pyspiel.Game | None = None):
         self.name = game_string

@@ -517,3 +517,7 @@ class LeducGame(CodeGame):
 
     def population(self) -> list[str]:
         return ["builtin:cfr_plus", "builtin:always_call", "builtin:always_fold"]
+
+    @property
+    def check_matches(self) -> int:
+        return 1  # seats are permuted every hand: one match plays both roles

@@ -270,11 +270,66 @@ class Agent:
 '''
 
 
+# The strict rule grammar of RRPS policies (``policy_grammar``, the oracles' last resort for a
+# small model; see ``csro.oracles._grammar``): a fixed class keeps both histories; the model
+# writes an optional strategy comment, up to four ``if COND: return EXPR`` rules over the
+# histories and a final ``return EXPR``. Every sentence of it plays legal moves.
+RRPS_HEADER = '''\
+import random
+
+MOVES = ["ROCK", "PAPER", "SCISSORS"]
+BEATS = {"ROCK": "PAPER", "PAPER": "SCISSORS", "SCISSORS": "ROCK"}
+
+
+class Agent:
+    """A few rules over both players' histories (written under a grammar)."""
+
+    def __init__(self):
+        self.opp = []
+        self.mine = []
+
+    def last(self, history):
+        return history[-1] if history else "ROCK"
+
+    def most(self, history):
+        return max(MOVES, key=history.count)
+
+    def act(self, observation: dict) -> str:
+        if observation["opponent_action"] is not None:
+            self.opp.append(observation["opponent_action"])
+            self.mine.append(observation["my_action"])
+'''
+
+
+def _lit(text: str) -> str:
+    """A literal item of a grammar rule."""
+    return '"' + text
+
+
+RRPS_RULES: dict[str, list[list[str]]] = {
+    "root": [["comment?", "rule?", "rule?", "rule?", "rule?", "final"]],
+    "comment": [[_lit("        # "), "[a-zA-Z ,.'-]+", _lit("\n")]],
+    "rule": [[_lit("        if "), "cond", _lit(":\n            return "), "expr", _lit("\n")]],
+    "final": [[_lit("        return "), "expr", _lit("\n")]],
+    "cond": [["hist", _lit(" == "), "move"],
+             [_lit("len(self.opp) < "), "num"],
+             [_lit("len(self.opp) % "), "num", _lit(" == 0")],
+             [_lit("random.random() < 0."), "[1-9]"]],
+    "hist": [[_lit("self.last(self.opp)")], [_lit("self.last(self.mine)")], [_lit("self.most(self.opp)")],
+             [_lit("self.most(self.mine)")]],
+    "move": [[_lit('"ROCK"')], [_lit('"PAPER"')], [_lit('"SCISSORS"')]],
+    "expr": [["move"], [_lit("random.choice(MOVES)")], [_lit("BEATS["), "hist", _lit("]")],
+             [_lit("BEATS[BEATS["), "hist", _lit("]]")]],
+    "num": [["[1-9]", "[0-9]?", "[0-9]?"]],
+}
+
+
 class RRPSGame(CodeGame):
     """Repeated RPS with the RoShamBo bot population (``rrps``)."""
 
     policy_class = "Agent"
     num_players = 2
+    trace_observations = False  # an observation only repeats the previous throws
 
     def __init__(self, num_throws: int = 1000):
         self.num_throws = num_throws
@@ -301,6 +356,13 @@ class RRPSGame(CodeGame):
 
     def population(self) -> list[str]:
         return [f"builtin:{name}" for name in bot_names()]
+
+    @property
+    def check_matches(self) -> int:
+        return 1  # symmetric: one match plays every role
+
+    def policy_grammar(self) -> tuple[str, dict[str, list[list[str]]]]:
+        return RRPS_HEADER, RRPS_RULES
 
 
 @functools.cache

@@ -8,6 +8,7 @@ from csro.llm._client import LLMClient
 from csro.llm._factory import make_provider
 from csro.llm._types import CallKey, LLMReply, LLMRequest, Message, Provider, ProviderError
 from csro.llm.models import DEFAULT_MODEL, MODELS, ensure_model
+from csro.llm.session import Completer, LLMSession
 
-__all__ = ["CallKey", "DEFAULT_MODEL", "LLMClient", "LLMReply", "LLMRequest", "MODELS", "Message", "Provider",
-           "ProviderError", "ensure_model", "make_provider"]
+__all__ = ["CallKey", "Completer", "DEFAULT_MODEL", "LLMClient", "LLMReply", "LLMRequest", "LLMSession", "MODELS", "Message",
+           "Provider", "ProviderError", "ensure_model", "make_provider"]

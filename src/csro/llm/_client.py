@@ -56,6 +56,11 @@ class LLMClient:
         self._stats = {"calls": 0, "tokens_in": 0, "tokens_out": 0, "errors": 0, "latency_s": 0.0, "replayed": 0}
 
     @property
+    def grammar(self) -> bool:
+        """Whether the provider honours GBNF grammars (``Provider.grammar``)."""
+        return self.provider.grammar
+
+    @property
     def workers(self) -> int:
         """The thread-pool size of ``complete_many``: the concurrency, capped by the provider."""
         cap = getattr(self.provider, "max_concurrency", None)

@@ -29,6 +29,7 @@ class HTTPProvider(abc.ABC):
 
     name = "http"
     max_concurrency: int | None = None
+    grammar = False
 
     def __init__(self, model: str, base_url: str, headers: dict[str, str], key: str | None):
         self.model = model

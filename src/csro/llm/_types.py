@@ -121,11 +121,13 @@ class Provider(Protocol):
 
     ``max_concurrency`` caps parallel calls regardless of the configured concurrency
     (1 for the embedded model, which serves one request at a time); None for no cap.
+    ``grammar`` says whether ``LLMRequest.grammar`` is honoured (others ignore it).
     """
 
     name: str
     model: str
     max_concurrency: int | None
+    grammar: bool
 
     def complete(self, request: LLMRequest, timeout_s: float) -> LLMReply:
         """One attempt; raises ``ProviderError`` on failure."""

@@ -36,6 +36,7 @@ class EmbeddedProvider:
 
     name = "embedded"
     max_concurrency: int | None = 1
+    grammar = True
 
     def __init__(self, path: str | pathlib.Path, *, model: str | None = None, threads: int | None = None,
                  n_ctx: int = N_CTX):

@@ -24,6 +24,7 @@ class FilesProvider:
 
     name = "files"
     max_concurrency: int | None = None
+    grammar = False
 
     def __init__(self, folder: str | pathlib.Path):
         self.folder = pathlib.Path(folder)

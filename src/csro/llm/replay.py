@@ -21,6 +21,7 @@ class ReplayProvider:
 
     name = "replay"
     max_concurrency: int | None = None
+    grammar = False
 
     def __init__(self, lookup: Lookup, *, model: str = "replay", on_close: Callable[[], None] | None = None):
         self.model = model

@@ -3,17 +3,19 @@
 Hennes et al., "Code-Space Response Oracles" (arXiv 2603.10098): ``zero_shot`` and
 ``linear_refinement`` as in the paper; ``reflect`` is the act-observe-rewrite shape of
 Kumar (arXiv 2603.04466) applied to games. All share the context builder (``_context``),
-code extraction (``_code``), the sandbox check (``_check``), the repair loop and the grammar
-fallback (``_propose``, ``_grammar``); an invalid program is never returned.
+the propose → check → repair loop and the grammar fallback (``_propose`` over
+``csro.drafting`` and ``csro.extract``; ``_grammar``), and every candidate is checked,
+evaluated and traced through the run's ``csro.arena.Arena``; an invalid program is never
+returned.
 """
 
 from __future__ import annotations
 
 from csro.errors import ConfigError
 
-from ._base import Evaluator, Feedback, Opponent, Oracle, OracleContext, OracleResult
-from ._check import check_program, check_programs
-from ._code import Extracted, extract_code
+from csro.arena import Feedback, Opponent, Target
+
+from ._base import Attempt, Oracle, OracleContext, OracleLog, OracleResult
 from ._reflect import Reflect
 from ._refine import LinearRefinement, ZeroShot
 from .evolve import Evolve
@@ -34,7 +36,6 @@ def get_oracle(kind: str) -> Oracle:
 
 
 __all__ = [
-    "ORACLES", "Evaluator", "Extracted", "Feedback", "LinearRefinement", "Opponent", "Oracle",
-    "OracleContext", "OracleResult", "Reflect", "Evolve", "ZeroShot", "check_program", "check_programs",
-    "extract_code", "get_oracle",
+    "ORACLES", "Attempt", "Evolve", "Feedback", "LinearRefinement", "Opponent", "Oracle", "OracleContext",
+    "OracleLog", "OracleResult", "Reflect", "Target", "ZeroShot", "get_oracle",
 ]

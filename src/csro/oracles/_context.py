@@ -26,13 +26,12 @@ fenced python block.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Sequence
 
+from csro.arena import Feedback, Opponent
 from csro.config import ContextConfig, OracleConfig
 from csro.games import CodeGame
-from csro.llm._types import CallKey, LLMReply, LLMRequest, Message
-
-from ._base import Feedback, Opponent
+from csro.llm import LLMRequest, LLMSession, Message
 
 OPPONENT_CODE_CHARS = 4000  # all opponents' code together (~1200 tokens)
 DESCRIPTION_TOKENS = 200
@@ -76,10 +75,8 @@ def prefill(game: CodeGame, config: OracleConfig) -> str:
     return start + '    """Strategy: ' if config.context.self_explain else start
 
 
-def describe_request(game: CodeGame, opponent: Opponent, config: OracleConfig,
-                     temperature: float, seed_of: Callable[[str], int]) -> LLMRequest:
+def describe_request(game: CodeGame, opponent: Opponent, config: OracleConfig, llm: LLMSession) -> LLMRequest:
     """The separate call that describes one opponent's behaviour (key ``0/describe-NAME/0``)."""
-    key = CallKey(0, f"describe-{opponent.name}")
     code = truncate_code(opponent.spec.source or "", OPPONENT_CODE_CHARS)
     messages = (
         Message("system", "You analyse game-playing programs and describe their behaviour concisely."),
@@ -87,8 +84,8 @@ def describe_request(game: CodeGame, opponent: Opponent, config: OracleConfig,
                         "In at most four sentences, describe how it plays: its patterns, what it "
                         "reacts to, and how it could be exploited. No code."),
     )
-    return LLMRequest(key=key, messages=messages, max_tokens=min(DESCRIPTION_TOKENS, config.max_tokens),
-                      temperature=temperature, seed=seed_of(str(key)))
+    return llm.request(f"describe-{opponent.name}", messages, iteration=0,
+                       max_tokens=min(DESCRIPTION_TOKENS, config.max_tokens))
 
 
 class ContextBuilder:
@@ -98,15 +95,13 @@ class ContextBuilder:
         self.descriptions: dict[str, str] = {}
         self.description_keys: dict[str, str] = {}
 
-    def describe(self, game: CodeGame, opponents: Sequence[Opponent], config: OracleConfig,
-                 temperature: float, seed_of: Callable[[str], int],
-                 complete_many: Callable[[Sequence[LLMRequest]], list[LLMReply]]) -> None:
+    def describe(self, game: CodeGame, opponents: Sequence[Opponent], config: OracleConfig, llm: LLMSession) -> None:
         """Fetch the descriptions of code opponents not described yet (one call each, at once)."""
         missing = [o for o in opponents if o.spec.source is not None and o.name not in self.descriptions]
         if not missing:
             return
-        requests = [describe_request(game, o, config, temperature, seed_of) for o in missing]
-        for o, request, reply in zip(missing, requests, complete_many(requests)):
+        requests = [describe_request(game, o, config, llm) for o in missing]
+        for o, request, reply in zip(missing, requests, llm.complete_many(requests)):
             text = reply.text.strip() if reply.ok else ""
             self.descriptions[o.name] = text or "(no description could be written; see its code)"
             self.description_keys[o.name] = str(request.key)

@@ -5,7 +5,7 @@ our remedies (with prefill, examples and repair), used only when a proposal and 
 produced no valid program. A grammar removes most of the model's authorship, so it is a
 fallback, never the main path.
 
-- RRPS: a strict rule language, valid by construction (measured 10/10 valid for the 0.5B
+- RRPS (``CodeGame.policy_grammar``, any game may offer one): a strict rule language, valid by construction (measured 10/10 valid for the 0.5B
   model on this machine, and 3/3 in ``bench/valid_rate.py``). A fixed class keeps both histories; the model writes an
   optional strategy comment, up to four ``if COND: return EXPR`` rules over the opponent's
   and its own history, and a final ``return EXPR``. Every sentence of the grammar is a
@@ -25,37 +25,10 @@ import ast
 import json
 
 from csro.games import CodeGame
-from csro.games.rrps import RRPSGame
 
 Rules = dict[str, list[list[str]]]
 """Rule name -> alternatives; an item is ``'"text'`` (a literal), ``NAME`` or ``NAME?``,
 or ``[...]`` (a GBNF character class, with an optional ``+`` or ``?``)."""
-
-RRPS_HEADER = '''\
-import random
-
-MOVES = ["ROCK", "PAPER", "SCISSORS"]
-BEATS = {"ROCK": "PAPER", "PAPER": "SCISSORS", "SCISSORS": "ROCK"}
-
-
-class Agent:
-    """A few rules over both players' histories (written under a grammar)."""
-
-    def __init__(self):
-        self.opp = []
-        self.mine = []
-
-    def last(self, history):
-        return history[-1] if history else "ROCK"
-
-    def most(self, history):
-        return max(MOVES, key=history.count)
-
-    def act(self, observation: dict) -> str:
-        if observation["opponent_action"] is not None:
-            self.opp.append(observation["opponent_action"])
-            self.mine.append(observation["my_action"])
-'''
 
 
 def lit(text: str) -> str:
@@ -63,22 +36,6 @@ def lit(text: str) -> str:
     return '"' + text
 
 
-RRPS_RULES: Rules = {
-    "root": [["comment?", "rule?", "rule?", "rule?", "rule?", "final"]],
-    "comment": [[lit("        # "), "[a-zA-Z ,.'-]+", lit("\n")]],
-    "rule": [[lit("        if "), "cond", lit(":\n            return "), "expr", lit("\n")]],
-    "final": [[lit("        return "), "expr", lit("\n")]],
-    "cond": [["hist", lit(" == "), "move"],
-             [lit("len(self.opp) < "), "num"],
-             [lit("len(self.opp) % "), "num", lit(" == 0")],
-             [lit("random.random() < 0."), "[1-9]"]],
-    "hist": [[lit("self.last(self.opp)")], [lit("self.last(self.mine)")], [lit("self.most(self.opp)")],
-             [lit("self.most(self.mine)")]],
-    "move": [[lit('"ROCK"')], [lit('"PAPER"')], [lit('"SCISSORS"')]],
-    "expr": [["move"], [lit("random.choice(MOVES)")], [lit("BEATS["), "hist", lit("]")],
-             [lit("BEATS[BEATS["), "hist", lit("]]")]],
-    "num": [["[1-9]", "[0-9]?", "[0-9]?"]],
-}
 
 
 def skeleton_rules(game: CodeGame) -> Rules:
@@ -110,7 +67,10 @@ def to_gbnf(rules: Rules) -> str:
 
 
 def grammar_for(game: CodeGame) -> tuple[str, str]:
-    """``(prefill, gbnf)`` of a grammar-constrained proposal for ``game``."""
-    if isinstance(game, RRPSGame):
-        return "```python\n" + RRPS_HEADER, to_gbnf(RRPS_RULES)
+    """``(prefill, gbnf)`` of a grammar-constrained proposal for ``game``: the game's own
+    strict grammar where it offers one (``CodeGame.policy_grammar``), else the skeleton."""
+    strict = game.policy_grammar()
+    if strict is not None:
+        header, rules = strict
+        return "```python\n" + header, to_gbnf(rules)
     return "```python\nimport random\n\n\n", to_gbnf(skeleton_rules(game))

@@ -23,8 +23,7 @@ Our interpretation where the paper is silent:
 
 from __future__ import annotations
 
-from csro.evaluation.runner import derive_seed
-from csro.llm._types import Message
+from csro.llm import Message
 
 from ._base import Oracle, OracleContext, OracleResult
 from ._context import ContextBuilder, feedback_text, select_opponents
@@ -44,11 +43,9 @@ class LinearRefinement(Oracle):
         return ctx.config.max_refinements
 
     def best_response(self, ctx: OracleContext) -> OracleResult:
-        opponents = select_opponents(ctx.opponents, ctx.config.context)
+        opponents = select_opponents(ctx.target.opponents, ctx.config.context)
         if ctx.config.context.opponents in ("description", "both"):
-            self.context.describe(ctx.game, opponents, ctx.config, ctx.temperature,
-                                  lambda key: derive_seed(ctx.seed, key),
-                                  ctx.llm.complete_many)
+            self.context.describe(ctx.game, opponents, ctx.config, ctx.llm)
         messages = self.context.messages(ctx.game, opponents, ctx.config)
         proposer = Proposer(ctx)
         best = proposer.generate("propose", messages, 0, self.context.lineage_keys(opponents))
@@ -66,8 +63,7 @@ class LinearRefinement(Oracle):
         step = f"{self.round_step}-{j}"
         if best is None:
             return proposer.generate(step, messages, j, context_keys)
-        weights = {o.name: o.weight for o in ctx.opponents}
-        ask = (feedback_text(best.feedback, weights) + "\n\nWrite an improved program that scores "
+        ask = (feedback_text(best.feedback, ctx.target.weights) + "\n\nWrite an improved program that scores "
                "higher against this mixture. Reply with the whole class in one ```python block.")
         return proposer.generate(step, messages + [Message("assistant", fenced(best.source)), Message("user", ask)],
                                  j, best.keys)
@@ -88,9 +84,9 @@ def fenced(source: str) -> str:
 
 def _result(name: str, best: Candidate | None, proposer: Proposer, rounds: int) -> OracleResult:
     attempts = proposer.attempts
-    valid = sum(a["valid"] for a in attempts)
+    valid = sum(a.valid for a in attempts)
     if best is None:
-        last = next((a["error"] for a in reversed(attempts) if a["error"]), "no program was produced")
+        last = next((a.error for a in reversed(attempts) if a.error), "no program was produced")
         reason = f"{name}: no valid program in {len(attempts)} attempts; last error: {last.splitlines()[0]}"
         return OracleResult(None, None, [], reason, attempts)
     reason = (f"{name}: best of {valid} valid of {len(attempts)} programs, u = {best.utility:.1f} "

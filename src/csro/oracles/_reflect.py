@@ -7,9 +7,9 @@ important change), then rewrite; compile-check in a sandbox and roll back to the
 working controller when a rewrite fails. Applied to the CSRO loop (Hennes et al., arXiv
 2603.10098), one round j of refinement is:
 
-    act:      the current best program's Feedback against sigma (ctx.evaluate, cached)
+    act:      the current best program's Feedback against sigma (Arena.evaluate, cached)
     observe:  per-opponent returns and forfeits, plus a few rounds of one traced match
-              against the opponent it did worst against (played in the sandbox), plus the
+              against the opponent it did worst against (Arena.trace), plus the
               memory of earlier rounds (their u and diagnosis)
     diagnose: call ``diagnose-<j>``: failure mode, where in the code, the one change; no code
     rewrite:  call ``rewrite-<j>`` with the diagnosis (repairs and grammar fallback as ever)
@@ -27,14 +27,10 @@ from __future__ import annotations
 
 import re
 
-from csro.evaluation.policy_ref import code_policy
-from csro.evaluation.runner import derive_seed
-from csro.evaluation.trace import play_traced
-from csro.games.rrps import RRPSGame
-from csro.llm._types import Message
+from csro.events import ORACLE_DIAGNOSIS
+from csro.llm import Message
 
 from ._base import OracleContext, OracleResult
-from ._check import CHECK_LIMITS
 from ._context import feedback_text
 from ._propose import Candidate, Proposer
 from ._refine import LinearRefinement, fenced
@@ -80,7 +76,7 @@ class Reflect(LinearRefinement):
                                    max_tokens=min(DIAGNOSIS_TOKENS, ctx.config.max_tokens))
         reply = ctx.llm.complete(request)
         diagnosis = reply.text.strip() if reply.ok else ""
-        ctx.log("oracle_diagnosis", {"key": str(request.key), "diagnosis": diagnosis, "error": reply.error})
+        ctx.log.event(ORACLE_DIAGNOSIS, {"key": str(request.key), "diagnosis": diagnosis, "error": reply.error})
         if diagnosis:
             chat = chat + [Message("assistant", diagnosis), Message("user", REWRITE)]
             keys = best.keys + (str(request.key),)
@@ -96,18 +92,16 @@ class Reflect(LinearRefinement):
 
 def observe(ctx: OracleContext, best: Candidate, j: int) -> str:
     """Structured outcomes of the best program plus key moments of its worst match."""
-    weights = {o.name: o.weight for o in ctx.opponents}
-    text = feedback_text(best.feedback, weights)
+    text = feedback_text(best.feedback, ctx.target.weights)
     worst = min(best.feedback.per_opponent, key=best.feedback.per_opponent.get, default=None)
-    opponent = next((o for o in ctx.opponents if o.name == worst), None)
+    opponent = next((o for o in ctx.target.opponents if o.name == worst), None)
     if opponent is None:
         return text
-    you = code_policy("you", best.source, ctx.game)
-    trace = play_traced(ctx.game, [you, opponent.spec], derive_seed(ctx.seed, "observe", ctx.iteration, j), CHECK_LIMITS)
+    trace = ctx.arena.trace(best.source, opponent, "observe", ctx.target.iteration, j)
     lines = trace.lines
     late = max(FIRST_ROUNDS, len(lines) - len(lines) // 5)
     moments = lines[:FIRST_ROUNDS] + ["..."] + lines[late:late + LATE_ROUNDS]
-    if isinstance(ctx.game, RRPSGame):  # an RRPS observation only repeats the previous throws
+    if not ctx.game.trace_observations:
         moments = [_OBS.sub("", ln) for ln in moments]
     moments = [ln if len(ln) <= LINE_CHARS else ln[:LINE_CHARS - 1] + "…" for ln in moments]
     return (f"{text}\n\nKey moments of one match against {worst} (you are seat 0, "

@@ -7,7 +7,7 @@ strongly this machine can isolate workers.
 """
 
 from csro.policies._sandbox import PolicyWorker, isolation_mode
-from csro.policies._types import Call, Forfeit, Reason, Result, SandboxLimits
+from csro.policies._types import Call, Forfeit, Reason, Result, SandboxLimits, describe_failure
 
 __all__ = ["PolicyWorker", "SandboxLimits", "Forfeit", "Reason", "Call", "Result",
-           "isolation_mode"]
+           "describe_failure", "isolation_mode"]

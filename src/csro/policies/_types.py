@@ -32,6 +32,36 @@ class Forfeit:
         if len(self.detail) > 2000:
             object.__setattr__(self, "detail", self.detail[:2000] + "…")
 
+    def describe(self) -> str:
+        """One short message for a person or an LLM's repair prompt: what went wrong, and
+        the useful end of the detail (a traceback's last lines, where the failing line is)."""
+        return describe_failure(self.reason.value, self.detail)
+
+
+_LABELS = {
+    "compile_error": "the program failed to load",
+    "exception": "a method raised an exception",
+    "illegal_action": "an illegal action was returned",
+    "timeout": "a call took too long",
+    "cpu_limit": "the CPU-time limit was exceeded",
+    "memory": "the memory limit was exceeded",
+    "crash": "the program crashed the worker",
+    "malformed": "a reply had the wrong type",
+    "forbidden": "a forbidden operation was attempted",
+}
+_TAIL_LINES = 6
+_TAIL_CHARS = 600
+
+
+def describe_failure(reason: str, detail: str) -> str:
+    """``Forfeit.describe`` for a reason and detail as the store keeps them."""
+    lines = [ln for ln in (detail or "").strip().splitlines() if ln.strip()]
+    text = "\n".join(lines[-_TAIL_LINES:])
+    if len(text) > _TAIL_CHARS:
+        text = "…" + text[-_TAIL_CHARS:]
+    label = _LABELS.get(reason, reason)
+    return f"{label} ({reason}): {text}" if text else f"{label} ({reason})"
+
 
 @dataclasses.dataclass(frozen=True)
 class SandboxLimits:

@@ -26,13 +26,15 @@ from __future__ import annotations
 
 import dataclasses
 import pathlib
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
+from csro import events
+from csro.drafting import Draft, Drafting, write
 from csro.errors import ConfigError
-from csro.evaluation.runner import derive_seed
-from csro.llm import CallKey, LLMClient, LLMRequest
+from csro.llm import LLMClient, LLMRequest, LLMSession
+from csro.seeding import derive_seed
 
 from . import _prompt
 from ._config import AorConfig
@@ -125,12 +127,12 @@ class ActObserveRewrite:
             final.update(best=best.record.id, success_rate=best.success_rate,
                          summary=summary(self.task.name, best.outcomes))
         self.store.set_final(final)
-        self.on_event(self.config.rounds, "final", final)
+        self.on_event(self.config.rounds, events.FINAL, final)
         return final
 
     def round(self, round_: int) -> None:
         parent = self.best(before=round_)  # what this round's own work (if resumed) cannot change
-        self.on_event(round_, "round_start", {"parent": parent.record.id if parent else None})
+        self.on_event(round_, events.ROUND_START, {"parent": parent.record.id if parent else None})
         if round_ == 0 and self.config.initial_controller:
             record = self._initial_file(self.config.initial_controller)
         else:
@@ -143,7 +145,7 @@ class ActObserveRewrite:
         data["best"] = best.record.id if best else None
         data["best_success_rate"] = best.success_rate if best else None
         self.store.mark_round(round_, data)
-        self.on_event(round_, "round_done", data)
+        self.on_event(round_, events.ROUND_DONE, data)
 
     def _initial_file(self, path: str) -> ControllerRecord:
         try:
@@ -156,7 +158,9 @@ class ActObserveRewrite:
         return record
 
     def _write(self, round_: int, parent: Evaluated | None) -> ControllerRecord:
-        """Ask for a controller (a rewrite of ``parent``), check it, repair it; the last attempt."""
+        """Ask for a controller (a rewrite of ``parent``), check it, repair it; the last attempt.
+
+        Every attempt is stored as a controller (``c<round>``, then ``c<round>.<repair>``)."""
         prefill = ""
         if parent is None:
             step, messages = "propose", _prompt.propose_messages(self.task, self.obs_keys)
@@ -165,35 +169,31 @@ class ActObserveRewrite:
             current = {"id": parent.record.id, "source": parent.record.source, "success_rate": parent.success_rate}
             step, messages = "rewrite", _prompt.rewrite_messages(self.task, self.obs_keys, current, parent.outcomes,
                                                                  self.memory(round_), self._frames(parent))
-        keys: list[str] = []
-        diagnosis = None
-        for attempt in range(self.config.max_repairs + 1):
-            key = CallKey(round_, step if attempt == 0 else f"repair-{attempt}", 0)
-            keys.append(str(key))
-            started = prefill if attempt == 0 else ""  # a repair is a whole new reply
-            reply = self.llm.complete(LLMRequest(
-                key, tuple(messages), prefill=started, stop=("\n```",) if started else (),
-                max_tokens=self.config.max_tokens, temperature=self.config.llm.temperature,
-                seed=derive_seed(self.config.seed, str(key))))
-            source = error = None
-            if not reply.ok:
-                error = f"LLM call failed: {reply.error}"
-            else:
-                said, source, error = _prompt.parse_reply(reply.full_text)
-                diagnosis = said or diagnosis
-                if source is not None:
-                    error = self.smoke(source)
-            cid = f"c{round_}" if attempt == 0 else f"c{round_}.{attempt}"
-            record = ControllerRecord(cid, round_, source, sha256(source) if source else None,
-                                      parent.record.id if parent else None, tuple(keys), diagnosis,
-                                      error is None, error)
+        llm = LLMSession(self.llm, round_, self.config.llm.temperature, self.config.seed)
+        records: list[ControllerRecord] = []
+
+        def repair(d: Draft, r: int) -> LLMRequest:  # a repair is a whole new reply
+            d.messages = _prompt.repair_messages(d.messages, d.reply.full_text, d.error)
+            return llm.request(f"repair-{r + 1}", d.messages, max_tokens=self.config.max_tokens)
+
+        def on_round(drafts: Sequence[Draft]) -> None:
+            d = drafts[0]
+            cid = f"c{round_}" if not records else f"c{round_}.{len(records)}"
+            record = ControllerRecord(cid, round_, d.source, sha256(d.source) if d.source else None,
+                                      parent.record.id if parent else None, tuple(d.keys), d.said,
+                                      d.error is None, d.error)
             self.store.add_controller(record)
-            self.on_event(round_, "controller", {"id": cid, "valid": record.valid, "error": error,
-                                                 "diagnosis": diagnosis})
-            if error is None or not reply.ok:
-                return record
-            messages = _prompt.repair_messages(messages, reply.full_text, error)
-        return record
+            records.append(record)
+            self.on_event(round_, events.CONTROLLER, {"id": cid, "valid": record.valid, "error": d.error,
+                                                      "diagnosis": d.said})
+
+        first = llm.request(step, messages, prefill=prefill, stop=("\n```",) if prefill else (),
+                            max_tokens=self.config.max_tokens)
+        write(llm.complete_many, [Draft(list(messages))], [first],
+              Drafting(extract=lambda d, reply: _prompt.parse_reply(reply.full_text),
+                       check=lambda sources: [self.smoke(s) for s in sources],
+                       repair=repair, max_repairs=self.config.max_repairs, on_round=on_round))
+        return records[-1]
 
     def _frames(self, parent: Evaluated) -> list[tuple[int, Frame]]:
         """The key frames to attach: of the parent's first failed episode with frames, else its first."""
@@ -222,7 +222,7 @@ class ActObserveRewrite:
 
         def store(i: int, episode: Episode) -> None:
             self.store.add_episode(record.id, i, episode.seed, episode.outcome, episode.frames)
-            self.on_event(record.round, "episode", {"controller": record.id, "episode": i, **episode.outcome})
+            self.on_event(record.round, events.EPISODE, {"controller": record.id, "episode": i, **episode.outcome})
 
         return evaluate(self.host, record.source, self.seeds, horizon=self.config.horizon, limits=self.config.limits,
                         frames_for=cam.episodes_with_frames if cam.enabled else 0, max_frames=cam.max_frames,

@@ -11,7 +11,7 @@ frames, else the first) are attached as images for providers that take them.
 from __future__ import annotations
 
 from csro.llm._types import Message
-from csro.oracles._code import extract_code
+from csro.extract import Extracted, extract_code
 
 from ._controller import CLASS_NAME
 from ._observe import describe
@@ -92,8 +92,8 @@ def repair_messages(messages: list[Message], reply: str, error: str) -> list[Mes
         f"Fix it. Reply with the whole corrected {CLASS_NAME} class in one ```python block."))]
 
 
-def parse_reply(text: str) -> tuple[str | None, str | None, str | None]:
-    """(diagnosis, source, error): the prose before the code, the class, or why there is none."""
+def parse_reply(text: str) -> Extracted:
+    """The class, or why there is none; ``said`` is the diagnosis (the prose before the code)."""
     head = text.split("```", 1)[0].strip() if "```" in text else ""
     extracted = extract_code(text, CLASS_NAME)
-    return (head[:1500] or None), extracted.source, extracted.error
+    return Extracted(extracted.source, extracted.error, head[:1500] or None)

@@ -20,7 +20,7 @@ from typing import Any, Protocol, Sequence
 
 import torch
 
-from csro.evaluation.runner import derive_seed
+from csro.seeding import derive_seed
 from csro.train.events import Event, Member, Stage, Workflow
 from csro.train.model import Chat, Policy, generate, token_logprobs
 

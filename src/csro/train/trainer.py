@@ -27,7 +27,7 @@ from typing import Callable, Sequence
 
 import torch
 
-from csro.evaluation.runner import derive_seed
+from csro.seeding import derive_seed
 from csro.train.batching import event_minibatches, is_complete
 from csro.train.config import TrainConfig, train_config
 from csro.train.events import Event, Workflow

@@ -37,9 +37,12 @@ from typing import Callable, Sequence
 import numpy as np
 
 from csro.config import EvolveConfig
-from csro.evaluation.runner import derive_seed
-from csro.llm._types import CallKey, LLMReply, LLMRequest, Message
-from csro.oracles._code import extract_code
+from csro.drafting import Draft, Drafting, settle
+from csro.extract import Extracted, extract_code
+from csro.events import EVOLVE_GENERATION, EVOLVE_SEED_REJECTED, EVOLVE_STOPPED
+from csro.llm import LLMReply, LLMRequest, LLMSession, Message
+from csro.seeding import derive_seed
+
 
 from ._database import FULL, Program, ProgramDatabase
 from ._diff import DIVIDER, REPLACE, SEARCH, DiffError, apply_diff
@@ -90,32 +93,26 @@ class Evolution:
     Args:
       problem: what is evolved and how it is scored.
       db: the program database (it may already hold earlier iterations' programs).
-      complete_many: the LLM layer's concurrent completion.
+      llm: the LLM session; its iteration is the first field of every call key and program
+        id (the PSRO iteration; 0 in discovery runs), its seed the run seed, and its
+        provider's grammar support decides whether rewrites are grammar-constrained.
       config: the search's sizes and budgets.
-      iteration: the first field of every call key and program id (the PSRO iteration;
-        0 in discovery runs).
-      seed: the run seed.
-      temperature, max_tokens: of every call.
+      max_tokens: of a rewrite (a diff gets at most ``DIFF_TOKENS``).
       on_program: called with each finished program (to store it).
       log: records an event ``(kind, data)``.
-      use_grammar: send the problem's grammar with rewrites (the embedded provider).
     """
 
-    def __init__(self, problem: Problem, db: ProgramDatabase, complete_many: Callable[[Sequence[LLMRequest]], list[LLMReply]],
-                 config: EvolveConfig, *, iteration: int, seed: int, temperature: float, max_tokens: int,
-                 on_program: Callable[[Program, float | None], None], log: Callable[[str, dict], None],
-                 use_grammar: bool = False):
+    def __init__(self, problem: Problem, db: ProgramDatabase, llm: LLMSession, config: EvolveConfig, *,
+                 max_tokens: int, on_program: Callable[[Program, float | None], None],
+                 log: Callable[[str, dict], None]):
         self.problem = problem
         self.db = db
-        self.complete_many = complete_many
+        self.llm = llm
         self.config = config
-        self.iteration = iteration
-        self.seed = seed
-        self.temperature = temperature
+        self.iteration = llm.iteration
         self.max_tokens = max_tokens
         self.on_program = on_program
         self.log = log
-        self.use_grammar = use_grammar
         self.budget = Budget(config.max_llm_calls, config.max_evaluations, config.wall_seconds)
         self._scored: dict[str, dict] = {}  # source -> full scores, so a repeated program is not re-evaluated
         for p in db.programs.values():
@@ -129,7 +126,7 @@ class Evolution:
         valid = [s for s, e in zip(sources, errors) if e is None]
         for e in errors:
             if e is not None:
-                self.log("evolve_seed_rejected", {"error": e})
+                self.log(EVOLVE_SEED_REJECTED, {"error": e})
         quick = self.problem.quick(valid) if valid else []
         scores = self._full(valid)
         for k, (source, q, sc) in enumerate(zip(valid, quick, scores)):
@@ -156,7 +153,7 @@ class Evolution:
                 if not slots:
                     stop = "llm_calls" if self.budget.calls_left() == 0 else "no_parent"
                     break
-                replies = self.complete_many([s.request for s in slots])
+                replies = self.llm.complete_many([s.request for s in slots])
                 self.budget.calls += len(slots)
                 if pending is not None:
                     self._after(pending.result())
@@ -169,7 +166,7 @@ class Evolution:
         finally:
             if pool is not None:
                 pool.shutdown(wait=True)
-        self.log("evolve_stopped", {"reason": stop, "llm_calls": self.budget.calls,
+        self.log(EVOLVE_STOPPED, {"reason": stop, "llm_calls": self.budget.calls,
                                     "evaluations": self.budget.full_evaluations,
                                     "seconds": time.monotonic() - self.budget.started})
         return stop
@@ -185,7 +182,7 @@ class Evolution:
                 self._finish(migrant)
         mine = [p for p in self.db.programs.values() if p.iteration == self.iteration and p.generation == generation]
         best = self.db.best()
-        self.log("evolve_generation", {
+        self.log(EVOLVE_GENERATION, {
             "generation": generation, "programs": len(mine),
             "valid": sum(p.status in ("ok", "not_promising") for p in mine),
             "statuses": dict(collections.Counter(p.status for p in mine if p.mutation != "migrant")),
@@ -200,26 +197,24 @@ class Evolution:
             for index in range(cfg.population_size):
                 if left is not None and len(slots) >= left:
                     return slots
-                rng = random.Random(derive_seed(self.seed, "evolve", self.iteration, g, island, index))
+                rng = random.Random(derive_seed(self.llm.seed, "evolve", self.iteration, g, island, index))
                 parent = self.db.sample_parent(island, rng, cfg.exploit)
                 if parent is None:
                     continue
                 inspirations = self.db.sample_inspirations(island, parent, rng, cfg.inspirations)
                 mutation = "diff" if rng.random() < cfg.diff_ratio else "rewrite"
-                key = CallKey(self.iteration, f"evolve-{g}-{island}", index)
                 slots.append(_Slot(island, index, parent, inspirations, mutation,
-                                   self._request(key, parent, inspirations, mutation)))
+                                   self._request(f"evolve-{g}-{island}", index, parent, inspirations, mutation)))
         return slots
 
-    def _request(self, key: CallKey, parent: Program, inspirations: list[Program], mutation: str) -> LLMRequest:
+    def _request(self, step: str, index: int, parent: Program, inspirations: list[Program], mutation: str) -> LLMRequest:
         messages = self.problem.task_messages() + [Message("user", self._ask(parent, inspirations, mutation))]
         prefill_text, grammar = ("", None)
         if mutation == "rewrite":
-            prefill_text, grammar = self.problem.rewrite_hints(self.use_grammar)
-        return LLMRequest(key=key, messages=tuple(messages), prefill=prefill_text, grammar=grammar,
-                          stop=() if grammar or mutation == "diff" else ("\n```",),
-                          max_tokens=min(DIFF_TOKENS, self.max_tokens) if mutation == "diff" else self.max_tokens,
-                          temperature=self.temperature, seed=derive_seed(self.seed, str(key)))
+            prefill_text, grammar = self.problem.rewrite_hints(self.llm.grammar)
+        return self.llm.request(step, messages, index, prefill=prefill_text, grammar=grammar,
+                                stop=() if grammar or mutation == "diff" else ("\n```",),
+                                max_tokens=min(DIFF_TOKENS, self.max_tokens) if mutation == "diff" else self.max_tokens)
 
     def _ask(self, parent: Program, inspirations: list[Program], mutation: str) -> str:
         """The mutation request: parent with its scores, inspirations, and what to reply."""
@@ -241,19 +236,25 @@ class Evolution:
     # -- the cascade ------------------------------------------------------------------------------
     def _evaluate(self, g: int, slots: Sequence[_Slot], replies: Sequence[LLMReply]) -> tuple[int, list[Program]]:
         """The cascade over one generation's replies; reads the database, never writes it."""
-        programs = [self._draft(g, s, r) for s, r in zip(slots, replies)]
+        programs = [self._draft(g, s) for s in slots]
+        drafts = [Draft([], extra={"slot": s}) for s in slots]
+        settle(drafts, [s.request for s in slots], replies,
+               Drafting(extract=self._extract, check=self._check_new))
+        for p, d in zip(programs, drafts):
+            p.source = d.source
+            if d.extra["slot"].mutation == "diff" and d.reply.ok:
+                p.diff = d.reply.text
+            if d.error is not None:
+                p.status = "llm_error" if not d.reply.ok else "invalid" if d.source is not None else \
+                    "apply_failed" if d.extra["slot"].mutation == "diff" else "no_code"
+                p.error = d.reply.error if not d.reply.ok else d.error
         first: dict[str, Program] = {}  # one evaluation per distinct new program
         for p in programs:
             if p.status == "ok" and p.source not in self._scored:
                 first.setdefault(p.source, p)
-        fresh = list(first.values())
-        errors = self.problem.check([p.source for p in fresh])
-        for p, error in zip(fresh, errors):
-            if error is not None:
-                p.status, p.error = "invalid", error
-            else:
-                p.stage = 1
-        stage1 = [p for p in fresh if p.stage == 1]
+        stage1 = list(first.values())
+        for p in stage1:
+            p.stage = 1
         if stage1:
             quick = self.problem.quick([p.source for p in stage1])
             promising = []
@@ -285,6 +286,22 @@ class Evolution:
                 p.stage, p.scores = FULL, dict(self._scored[p.source])
         return g, programs
 
+    def _extract(self, draft: Draft, reply: LLMReply) -> Extracted:
+        """A diff applied strictly to the parent, or a rewrite's class."""
+        slot = draft.extra["slot"]
+        if slot.mutation == "diff":
+            try:
+                return Extracted(apply_diff(slot.parent.source, reply.text))
+            except DiffError as exc:
+                return Extracted(None, str(exc))
+        return extract_code(reply.full_text, self.problem.class_name)
+
+    def _check_new(self, sources: Sequence[str]) -> list[str | None]:
+        """Cascade stage 1, once per distinct program never scored before (others pass)."""
+        fresh = list(dict.fromkeys(s for s in sources if s not in self._scored))
+        errors = dict(zip(fresh, self.problem.check(fresh))) if fresh else {}
+        return [errors.get(s) for s in sources]
+
     def _full(self, sources: Sequence[str]) -> list[dict]:
         if not sources:
             return []
@@ -309,29 +326,12 @@ class Evolution:
             return True
         return quick_fitness >= float(np.quantile(elite, self.config.cascade_quantile))
 
-    def _draft(self, g: int, slot: _Slot, reply: LLMReply) -> Program:
-        """The program a reply makes (or why none), before evaluation."""
-        p = Program(id=f"e{self.iteration}.{g}.{slot.island}.{slot.index}", iteration=self.iteration, generation=g,
-                    island=slot.island, source=None, parent=slot.parent.id,
-                    inspirations=tuple(i.id for i in slot.inspirations), mutation=slot.mutation,
-                    call_key=str(slot.request.key))
-        if not reply.ok:
-            p.status, p.error = "llm_error", reply.error
-            return p
-        if slot.mutation == "diff":
-            p.diff = reply.text
-            try:
-                p.source = apply_diff(slot.parent.source, reply.text)
-            except DiffError as exc:
-                p.status, p.error = "apply_failed", str(exc)
-                return p
-        else:
-            extracted = extract_code(reply.full_text, self.problem.class_name)
-            if extracted.source is None:
-                p.status, p.error = "no_code", extracted.error
-                return p
-            p.source = extracted.source
-        return p
+    def _draft(self, g: int, slot: _Slot) -> Program:
+        """The record of the program a slot's reply makes, before extraction and evaluation."""
+        return Program(id=f"e{self.iteration}.{g}.{slot.island}.{slot.index}", iteration=self.iteration, generation=g,
+                       island=slot.island, source=None, parent=slot.parent.id,
+                       inspirations=tuple(i.id for i in slot.inspirations), mutation=slot.mutation,
+                       call_key=str(slot.request.key))
 
     def _finish(self, program: Program) -> None:
         program.descriptor = tuple(self.problem.descriptor(program)) if program.evaluated else ()

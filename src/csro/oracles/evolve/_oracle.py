@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from csro.evaluation.policy_ref import code_policy
-from csro.oracles._base import Feedback, Oracle, OracleContext, OracleResult
-from csro.oracles._context import ContextBuilder
+from csro.arena import Feedback
+from csro.evaluation import code_policy
+from csro.events import EVOLVE_RESCORED
+
+from .._base import Attempt, Oracle, OracleContext, OracleResult
+from .._context import ContextBuilder
 
 from ._database import Program, ProgramDatabase
 from ._engine import Evolution
@@ -36,19 +39,14 @@ class Evolve(Oracle):
         self.db: ProgramDatabase | None = None
 
     def best_response(self, ctx: OracleContext) -> OracleResult:
-        if ctx.play is None or ctx.programs is None:
-            raise ValueError("the evolve oracle needs the loop's play function and program store")
-        cfg = ctx.config.evolve
-        problem = PolicyProblem(ctx.game, ctx.opponents, ctx.play, ctx.config, self.context,
-                                matches=ctx.matches, seed=ctx.seed)
+        problem = PolicyProblem(ctx.game, ctx.target, ctx.arena, ctx.config, self.context)
         if self.db is None:
             self._restore(ctx, problem)
         else:
             self._carry_over(ctx, problem)
-        engine = Evolution(problem, self.db, ctx.llm.complete_many, cfg, iteration=ctx.iteration, seed=ctx.seed,
-                           temperature=ctx.temperature, max_tokens=ctx.config.max_tokens,
-                           on_program=lambda p, f: ctx.programs.add_program(dataclasses.asdict(p), f),
-                           log=ctx.log, use_grammar=ctx.grammar)
+        engine = Evolution(problem, self.db, ctx.llm, ctx.config.evolve, max_tokens=ctx.config.max_tokens,
+                           on_program=lambda p, f: ctx.log.add_program(dataclasses.asdict(p), f),
+                           log=ctx.log.event)
         if not self.db.elites():
             engine.add_seeds([ctx.game.example_policy])
         stop = engine.run()
@@ -57,11 +55,11 @@ class Evolve(Oracle):
     # -- the archive across iterations ------------------------------------------------------
     def _restore(self, ctx: OracleContext, problem: PolicyProblem) -> None:
         """The database as earlier iterations left it (a resumed run reads it from the store)."""
-        support = _previous_support(ctx)
+        support = ctx.log.support(ctx.target.iteration - 2)  # what the previous call aimed at
         edges = ctx.config.evolve.length_bins
         self.db = ProgramDatabase(ctx.config.evolve.islands, lambda scores: expected_utility(support, scores),
                                   lambda p: cell(support, p, edges))
-        for data in ctx.programs.programs(before_iteration=ctx.iteration):
+        for data in ctx.log.programs(before_iteration=ctx.target.iteration):
             data.pop("fitness", None)
             self.db.add(_program(data))
         self._carry_over(ctx, problem)
@@ -76,26 +74,25 @@ class Evolve(Oracle):
                 by_need.setdefault(tuple(missing[p.id]), []).append(p)
         cells = 0
         for names, programs in by_need.items():
-            for p, scores in zip(programs, ctx.play([p.source for p in programs], list(names), problem.matches)):
+            for p, scores in zip(programs, problem.play([p.source for p in programs], names)):
                 self.db.update_scores(p.id, scores)
                 cells += len(names)
         rescored = self.db.rescore(problem.fitness, problem.descriptor)
         for p in elites:  # stored once, with the new cells and the fitness under the new sigma
-            ctx.programs.add_program(dataclasses.asdict(p), self.db.fitness(p.id))
-        ctx.log("evolve_rescored", {"programs": rescored, "elites": len(elites), "cells_simulated": cells})
+            ctx.log.add_program(dataclasses.asdict(p), self.db.fitness(p.id))
+        ctx.log.event(EVOLVE_RESCORED, {"programs": rescored, "elites": len(elites), "cells_simulated": cells})
 
     # -- the answer ---------------------------------------------------------------------------
     def _result(self, ctx: OracleContext, stop: str) -> OracleResult:
-        members = {o.spec.sha256 for o in ctx.opponents}
+        members = {o.spec.sha256 for o in ctx.target.opponents}
         best = self.db.best(exclude=lambda p: code_policy("x", p.source, ctx.game).sha256 in members)
         statuses = self.db.by_status()
-        attempts = [{"key": p.call_key, "step": "evolve", "valid": p.status in ("ok", "not_promising"),
-                     "error": p.error, "utility": self.db.fitness(p.id)}
-                    for p in self.db.programs.values() if p.iteration == ctx.iteration and p.call_key]
+        attempts = [Attempt(p.call_key, "evolve", p.status in ("ok", "not_promising"), p.error, self.db.fitness(p.id))
+                    for p in self.db.programs.values() if p.iteration == ctx.target.iteration and p.call_key]
         if best is None:
             return OracleResult(None, None, [], f"evolve: no new evaluated program ({stop}; {statuses})", attempts)
         fitness = self.db.fitness(best.id)
-        support = {o.name for o in ctx.opponents if o.weight > 0}
+        support = {o.name for o in ctx.target.support}
         feedback = Feedback(fitness, {n: v for n, v in best.scores.items() if n in support}, {}, (), 0)
         reason = (f"evolve: {best.id} ({best.mutation} of {best.parent}) is the fittest of "
                   f"{len(self.db.programs)} programs, u = {fitness:.1f}; stopped by {stop}")
@@ -109,13 +106,6 @@ class Evolve(Oracle):
                 keys.append(p.call_key)
             p = self.db.programs.get(p.parent) if p.parent else None
         return keys[::-1]
-
-
-def _previous_support(ctx: OracleContext) -> dict[str, float]:
-    """The sigma the previous oracle call aimed at (sigma_{k-2} for iteration k), which ranked
-    the archive a resumed run restores; empty before the second iteration."""
-    prev = next((s for s in ctx.programs.sigmas() if s.iteration == ctx.iteration - 2 and s.player == ctx.player), None)
-    return {} if prev is None else {n: w for n, w in zip(prev.names, prev.sigma) if w > 0}
 
 
 def _program(data: dict) -> Program:

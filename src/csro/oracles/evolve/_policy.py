@@ -12,14 +12,13 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from csro.arena import Arena, Target
 from csro.config import OracleConfig
-from csro.evaluation.runner import derive_seed
 from csro.games import CodeGame
-from csro.llm._types import Message
-from csro.oracles._base import Opponent, Player
-from csro.oracles._check import check_programs
-from csro.oracles._context import ContextBuilder, prefill, select_opponents
-from csro.oracles._grammar import grammar_for
+from csro.llm import Message
+
+from .._context import ContextBuilder, prefill, select_opponents
+from .._grammar import grammar_for
 
 from ._database import Program, length_bin
 
@@ -45,17 +44,19 @@ class PolicyProblem:
 
     quick_comparable = True  # stage 2 plays fewer matches of the same cells
 
-    def __init__(self, game: CodeGame, opponents: Sequence[Opponent], play: Player, config: OracleConfig,
-                 context: ContextBuilder, *, matches: int, seed: int):
+    def __init__(self, game: CodeGame, target: Target, arena: Arena, config: OracleConfig, context: ContextBuilder):
         self.game = game
         self.class_name = game.policy_class
         self.config = config
-        self.support = {o.name: o.weight for o in opponents if o.weight > 0}
-        self.shown = select_opponents(opponents, config.context)
+        self.target = target
+        self.support = {o.name: o.weight for o in target.support}
+        self.shown = select_opponents(target.opponents, config.context)
         self.context = context
-        self.play = play
-        self.matches = matches
-        self.seed = seed
+        self.arena = arena
+
+    @property
+    def matches(self) -> int:
+        return self.arena.matches
 
     def fitness(self, scores: dict) -> float | None:
         return expected_utility(self.support, scores)
@@ -73,15 +74,17 @@ class PolicyProblem:
         return "\n".join(lines)
 
     def check(self, sources: Sequence[str]) -> list[str | None]:
-        if not sources:
-            return []
-        return check_programs(self.game, list(sources), derive_seed(self.seed, "evolve-check", *sources))
+        return self.arena.check(sources)
+
+    def play(self, sources: Sequence[str], names: Sequence[str], matches: int | None = None) -> list[dict]:
+        """Each source's mean return against the population members called ``names``."""
+        return self.arena.play(sources, self.target.named(names), matches)
 
     def quick(self, sources: Sequence[str]) -> list[dict]:
         return self.play(sources, list(self.support), min(self.config.evolve.quick_matches, self.matches))
 
     def full(self, sources: Sequence[str]) -> list[dict]:
-        return self.play(sources, list(self.support), self.matches)
+        return self.play(sources, list(self.support))
 
     def rewrite_hints(self, grammar: bool) -> tuple[str, str | None]:
         if grammar:

@@ -20,7 +20,7 @@ import dataclasses
 import random
 from typing import Sequence
 
-from csro.evaluation.runner import derive_seed
+from csro.seeding import derive_seed
 from csro.train.replies import first_int
 from csro.train.events import Stage, Workflow
 from csro.train.rollout import Episode

@@ -1,6 +1,6 @@
 """Extraction of the program from LLM replies (string and ast processing only)."""
 
-from csro.oracles import extract_code
+from csro.extract import extract_code
 
 BODY = "class Agent:\n    def act(self, observation):\n        return 'ROCK'\n"
 

@@ -24,10 +24,12 @@ _CODE_START = re.compile(r"^(import |from \S+ import |class |def |@|#|\"\"\"|'''
 
 @dataclasses.dataclass(frozen=True)
 class Extracted:
-    """The program found in a reply (``source``), or why there is none (``error``)."""
+    """The program found in a reply (``source``), or why there is none (``error``); ``said``
+    is what the reply said besides it, where a caller keeps that (e.g. a diagnosis)."""
 
     source: str | None
     error: str | None = None
+    said: str | None = None
 
 
 def no_code_error(class_name: str) -> str:
