@@ -156,7 +156,7 @@ def test_match_re_add_keeps_the_first_result(store):
 
 
 def test_unknown_phase(store):
-    with pytest.raises(StoreError, match=r"unknown match phase 'metta' \(valid: meta, eval, oracle\)"):
+    with pytest.raises(StoreError, match=r"unknown match phase 'metta' \(valid: meta, eval, oracle, check, trace\)"):
         store.add_matches("metta", [])
     with pytest.raises(StoreError, match="unknown match phase"):
         store.matches("final")

@@ -18,6 +18,7 @@ class ScriptedProvider:
 
     name = "scripted"
     model = "fake"
+    grammar = False
 
     def __init__(self, script=(), *, delay_s: float = 0.0, max_concurrency: int | None = None):
         self.script = list(script)

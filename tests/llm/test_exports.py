@@ -11,7 +11,7 @@ from csro.llm import make_provider
 
 
 def test_the_exported_names():
-    assert sorted(csro.llm.__all__) == ["CallKey", "DEFAULT_MODEL", "LLMClient", "LLMReply", "LLMRequest", "MODELS",
+    assert sorted(csro.llm.__all__) == ["CallKey", "Completer", "DEFAULT_MODEL", "LLMClient", "LLMReply", "LLMRequest", "LLMSession", "MODELS",
                                         "Message", "Provider", "ProviderError", "ensure_model", "make_provider"]
     assert all(hasattr(csro.llm, name) for name in csro.llm.__all__)
 
