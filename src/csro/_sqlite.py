@@ -18,12 +18,8 @@ import sqlite3
 import threading
 from typing import Any, Iterator, Sequence
 
-from csro.errors import CsroError
+from csro.errors import StoreError
 from csro.llm._types import CallKey, LLMReply, LLMRequest, Message
-
-
-class StoreError(CsroError):
-    """A store is missing, not a csro store, or asked to store a conflicting record."""
 
 
 def dumps(value: Any, what: str) -> str:

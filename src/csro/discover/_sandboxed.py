@@ -8,12 +8,8 @@ becomes ``ProgramFailure`` with the sandbox's reason and the useful end of its d
 
 from __future__ import annotations
 
-from csro.errors import CsroError
+from csro.errors import ProgramFailure
 from csro.policies import Call, Forfeit, PolicyWorker, SandboxLimits
-
-
-class ProgramFailure(CsroError):
-    """The program could not be run, raised, timed out, or answered malformed data."""
 
 
 class SandboxedProgram:

@@ -32,7 +32,7 @@ from typing import Callable, Sequence
 from csro.evaluation.payoff_table import PayoffTable
 from csro.evaluation.policy_ref import PolicySpec
 from csro.games import load_game
-from csro.games._base import IllegalAction
+from csro.errors import IllegalAction
 from csro.seeding import derive_seed
 from csro.policies import Call, Forfeit, PolicyWorker, Reason, SandboxLimits
 

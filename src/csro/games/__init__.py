@@ -13,12 +13,11 @@ import re
 
 import pyspiel
 
-from csro.errors import GameError
+from csro.errors import GameError, IllegalAction
 from csro.games._base import (
     BuiltinInstance,
     BuiltinPolicy,
     CodeGame,
-    IllegalAction,
     Match,
     Request,
     forfeit_returns,

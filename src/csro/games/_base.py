@@ -42,15 +42,6 @@ class Request:
         return self.legal is not None
 
 
-class IllegalAction(Exception):
-    """Raised by ``Match.answer`` when a reply is not one of the legal action strings."""
-
-    def __init__(self, seat: int, reply: Any, legal: Sequence[str]):
-        super().__init__(f"seat {seat} answered {reply!r}; legal: {list(legal)}")
-        self.seat = seat
-        self.reply = reply
-        self.legal = tuple(legal)
-
 
 class Match(abc.ABC):
     """One seeded match of a game between ``num_players`` seats.

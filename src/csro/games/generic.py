@@ -39,11 +39,10 @@ from typing import Any, Sequence
 
 import pyspiel
 
-from csro.errors import GameError
+from csro.errors import GameError, IllegalAction
 from csro.games._base import (
     BuiltinPolicy,
     CodeGame,
-    IllegalAction,
     Match,
     Request,
     forfeit_returns,

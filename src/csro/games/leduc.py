@@ -55,19 +55,24 @@ import pathlib
 import time
 from typing import Any, Sequence
 
-import numpy as np
 import pyspiel
 
+from csro.errors import IllegalAction
 from csro.games._base import (
     BuiltinInstance,
     BuiltinPolicy,
     CodeGame,
-    IllegalAction,
     Match,
     Request,
     forfeit_returns,
 )
-from csro.games._common import UniformRandom, plain_number, rng, sample_chance, sample_from
+from csro.games._common import (
+    UniformRandom,
+    plain_number,
+    rng,
+    sample_chance,
+    sample_from,
+)
 
 NUM_HANDS = 100
 ACTIONS: tuple[str, ...] = ("FOLD", "CALL", "RAISE")  # OpenSpiel's action ids 0, 1, 2

@@ -38,11 +38,11 @@ from typing import Any, Sequence
 
 import pyspiel
 
+from csro.errors import IllegalAction
 from csro.games._base import (
     BuiltinInstance,
     BuiltinPolicy,
     CodeGame,
-    IllegalAction,
     Match,
     Request,
     forfeit_returns,

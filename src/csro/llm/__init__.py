@@ -6,7 +6,8 @@ everything here is the plumbing that makes those queries reproducible.
 
 from csro.llm._client import LLMClient
 from csro.llm._factory import make_provider
-from csro.llm._types import CallKey, LLMReply, LLMRequest, Message, Provider, ProviderError
+from csro.llm._types import CallKey, LLMReply, LLMRequest, Message, Provider
+from csro.errors import ProviderError
 from csro.llm.models import DEFAULT_MODEL, MODELS, ensure_model
 from csro.llm.session import Completer, LLMSession
 

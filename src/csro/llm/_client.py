@@ -28,7 +28,8 @@ import threading
 import time
 from typing import Callable, Sequence
 
-from csro.llm._types import CallKey, LLMReply, LLMRequest, Provider, ProviderError
+from csro.llm._types import CallKey, LLMReply, LLMRequest, Provider
+from csro.errors import ProviderError
 
 Recorder = Callable[[LLMRequest, LLMReply], None]
 Recorded = Callable[[CallKey], LLMReply | None]

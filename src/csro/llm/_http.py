@@ -19,7 +19,8 @@ from typing import Any
 
 import httpx
 
-from csro.llm._types import LLMReply, LLMRequest, Message, ProviderError
+from csro.llm._types import LLMReply, LLMRequest, Message
+from csro.errors import ProviderError
 
 EXCERPT_CHARS = 200  # of a failed reply's body, in the error text
 

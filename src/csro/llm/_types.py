@@ -107,14 +107,6 @@ class LLMReply:
         return self.prefill + self.text
 
 
-class ProviderError(Exception):
-    """A failed provider call. ``retryable`` marks 429, 5xx, timeouts and connection errors."""
-
-    def __init__(self, message: str, *, retryable: bool, status: int | None = None):
-        super().__init__(message)
-        self.retryable = retryable
-        self.status = status
-
 
 class Provider(Protocol):
     """One LLM backend. ``complete`` makes exactly one attempt (the client retries).

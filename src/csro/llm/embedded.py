@@ -21,7 +21,8 @@ import threading
 import time
 from typing import Any
 
-from csro.llm._types import LLMReply, LLMRequest, Message, ProviderError
+from csro.llm._types import LLMReply, LLMRequest, Message
+from csro.errors import ProviderError
 
 N_CTX = 4096  # prompts of 2-3k tokens plus a policy-sized completion
 DEFAULT_THREADS = 1  # two threads collapse when another process holds one of the two cores (bench/, docs/llm.md)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from csro.llm._types import CallKey, LLMReply, LLMRequest, ProviderError
+from csro.llm._types import CallKey, LLMReply, LLMRequest
+from csro.errors import ProviderError
 
 Lookup = Callable[[CallKey], LLMReply | None]
 

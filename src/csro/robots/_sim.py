@@ -35,13 +35,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from csro.errors import ConfigError, CsroError
+from csro.errors import ConfigError, SimError
 
 CONTROL_HZ = 20
-
-
-class SimError(CsroError):
-    """The simulator cannot be set up here (robosuite/mujoco missing or broken, no GL)."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -24,7 +24,8 @@ import pathlib
 import time
 from typing import Sequence
 
-from csro._sqlite import SQLiteStore, StoreError, dumps
+from csro._sqlite import SQLiteStore, dumps
+from csro.errors import TrainStoreError
 
 DB_NAME = "train.db"
 SCHEMA_VERSION = 1
@@ -37,10 +38,6 @@ CREATE TABLE events (
     reward REAL NOT NULL, advantage REAL, completions TEXT NOT NULL, PRIMARY KEY (step, event_id));
 CREATE TABLE checkpoints (step INTEGER PRIMARY KEY, path TEXT NOT NULL, time REAL NOT NULL);
 """
-
-
-class TrainStoreError(StoreError):
-    """The training run directory is missing, foreign, or would diverge."""
 
 
 class TrainStore(SQLiteStore):

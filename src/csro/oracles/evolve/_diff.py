@@ -23,14 +23,10 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from csro.errors import CsroError
+from csro.errors import DiffError
 
 SEARCH, DIVIDER, REPLACE = "<<<<<<< SEARCH", "=======", ">>>>>>> REPLACE"
 _MARKER = re.compile(r"^[ \t]*(<{5,9} ?SEARCH|={5,9}|>{5,9} ?REPLACE)[ \t]*$")
-
-
-class DiffError(CsroError):
-    """A reply's edit is malformed or does not apply to the parent."""
 
 
 @dataclasses.dataclass(frozen=True)
