@@ -12,7 +12,7 @@ from csro.llm import make_provider
 
 def test_the_exported_names():
     assert sorted(csro.llm.__all__) == ["CallKey", "Completer", "DEFAULT_MODEL", "LLMClient", "LLMReply", "LLMRequest", "LLMSession", "MODELS",
-                                        "Message", "Provider", "ProviderError", "ensure_model", "make_provider"]
+                                        "Message", "Provider", "ProviderError", "ensure_model", "make_provider", "takes_images"]
     assert all(hasattr(csro.llm, name) for name in csro.llm.__all__)
 
 

@@ -13,7 +13,7 @@ most of the model's authorship, so it is used only for the embedded provider's r
 
 from __future__ import annotations
 
-from csro.oracles._grammar import Rules, lit, to_gbnf
+from csro.gbnf import Rules, lit, to_gbnf
 
 HEAD = "```python\nimport numpy as np\n\n\nclass Hooks:\n"
 

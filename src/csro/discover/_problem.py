@@ -21,7 +21,7 @@ import os
 from typing import Sequence
 
 from csro.config import EvolveConfig
-from csro.llm._types import Message
+from csro.llm import Message
 from csro.oracles.evolve import Program, length_bin
 from csro.policies import SandboxLimits
 from csro.solvers.suite import SuiteGame

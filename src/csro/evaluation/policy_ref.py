@@ -13,7 +13,7 @@ import pathlib
 
 from csro.errors import PolicyError
 from csro.games import CodeGame
-from csro.games._base import BuiltinPolicy
+from csro.games import BuiltinPolicy
 
 BUILTIN_PREFIX = "builtin:"
 MAX_SOURCE_BYTES = 1_000_000

@@ -36,6 +36,7 @@ __all__ = [
     "get_builtin",
     "list_games",
     "load_game",
+    "quiet_stderr",
 ]
 
 _EXAMPLES = [

@@ -22,6 +22,8 @@ from typing import Any, Sequence
 
 import pyspiel
 
+from csro.gbnf import Rules
+
 
 @dataclasses.dataclass(frozen=True)
 class Request:
@@ -149,11 +151,10 @@ class CodeGame(abc.ABC):
         already covers every role (a symmetric game, or one that permutes seats each hand)."""
         return self.num_players
 
-    def policy_grammar(self) -> tuple[str, dict[str, list[list[str]]]] | None:
+    def policy_grammar(self) -> tuple[str, Rules] | None:
         """A strict grammar whose every sentence completes a valid policy, if the game has one:
-        ``(header source, rules)``, rules as ``csro.oracles`` renders to GBNF (rule name ->
-        alternatives; an item is a literal ``'"text'``, a rule name, optionally with ``?``, or a
-        GBNF character class). None: the oracles' generic skeleton grammar is used."""
+        ``(header source, rules)`` (``csro.gbnf``). None: the oracles' generic skeleton
+        grammar is used."""
         return None
 
     @abc.abstractmethod

@@ -39,6 +39,7 @@ from typing import Any, Sequence
 import pyspiel
 
 from csro.errors import IllegalAction
+from csro.gbnf import Rules, lit
 from csro.games._base import (
     BuiltinInstance,
     BuiltinPolicy,
@@ -301,25 +302,20 @@ class Agent:
 '''
 
 
-def _lit(text: str) -> str:
-    """A literal item of a grammar rule."""
-    return '"' + text
-
-
-RRPS_RULES: dict[str, list[list[str]]] = {
+RRPS_RULES: Rules = {
     "root": [["comment?", "rule?", "rule?", "rule?", "rule?", "final"]],
-    "comment": [[_lit("        # "), "[a-zA-Z ,.'-]+", _lit("\n")]],
-    "rule": [[_lit("        if "), "cond", _lit(":\n            return "), "expr", _lit("\n")]],
-    "final": [[_lit("        return "), "expr", _lit("\n")]],
-    "cond": [["hist", _lit(" == "), "move"],
-             [_lit("len(self.opp) < "), "num"],
-             [_lit("len(self.opp) % "), "num", _lit(" == 0")],
-             [_lit("random.random() < 0."), "[1-9]"]],
-    "hist": [[_lit("self.last(self.opp)")], [_lit("self.last(self.mine)")], [_lit("self.most(self.opp)")],
-             [_lit("self.most(self.mine)")]],
-    "move": [[_lit('"ROCK"')], [_lit('"PAPER"')], [_lit('"SCISSORS"')]],
-    "expr": [["move"], [_lit("random.choice(MOVES)")], [_lit("BEATS["), "hist", _lit("]")],
-             [_lit("BEATS[BEATS["), "hist", _lit("]]")]],
+    "comment": [[lit("        # "), "[a-zA-Z ,.'-]+", lit("\n")]],
+    "rule": [[lit("        if "), "cond", lit(":\n            return "), "expr", lit("\n")]],
+    "final": [[lit("        return "), "expr", lit("\n")]],
+    "cond": [["hist", lit(" == "), "move"],
+             [lit("len(self.opp) < "), "num"],
+             [lit("len(self.opp) % "), "num", lit(" == 0")],
+             [lit("random.random() < 0."), "[1-9]"]],
+    "hist": [[lit("self.last(self.opp)")], [lit("self.last(self.mine)")], [lit("self.most(self.opp)")],
+             [lit("self.most(self.mine)")]],
+    "move": [[lit('"ROCK"')], [lit('"PAPER"')], [lit('"SCISSORS"')]],
+    "expr": [["move"], [lit("random.choice(MOVES)")], [lit("BEATS["), "hist", lit("]")],
+             [lit("BEATS[BEATS["), "hist", lit("]]")]],
     "num": [["[1-9]", "[0-9]?", "[0-9]?"]],
 }
 
@@ -361,7 +357,7 @@ class RRPSGame(CodeGame):
     def check_matches(self) -> int:
         return 1  # symmetric: one match plays every role
 
-    def policy_grammar(self) -> tuple[str, dict[str, list[list[str]]]]:
+    def policy_grammar(self) -> tuple[str, Rules]:
         return RRPS_HEADER, RRPS_RULES
 
 

@@ -34,6 +34,13 @@ def make_provider(llm: LLMConfig, *, replay_lookup: Lookup | None = None) -> Pro
     return builder(llm, replay_lookup)
 
 
+def takes_images(llm: LLMConfig) -> bool:
+    """Whether the configured provider is known to accept image parts: the hosted APIs
+    (anthropic, gemini, openai without a ``base_url``); an OpenAI-compatible local server may
+    not, and the other providers keep text only (``Message.images``)."""
+    return llm.provider in ("anthropic", "gemini") or (llm.provider == "openai" and not llm.base_url)
+
+
 def _embedded(llm: LLMConfig, _: Lookup | None) -> Provider:
     if llm.path is not None:
         path = pathlib.Path(llm.path).expanduser()

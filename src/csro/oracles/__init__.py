@@ -16,6 +16,7 @@ from csro.errors import ConfigError
 from csro.arena import Feedback, Opponent, Target
 
 from ._base import Attempt, Oracle, OracleContext, OracleLog, OracleResult
+from ._context import prefill
 from ._reflect import Reflect
 from ._refine import LinearRefinement, ZeroShot
 from .evolve import Evolve
@@ -37,5 +38,5 @@ def get_oracle(kind: str) -> Oracle:
 
 __all__ = [
     "ORACLES", "Attempt", "Evolve", "Feedback", "LinearRefinement", "Opponent", "Oracle", "OracleContext",
-    "OracleLog", "OracleResult", "Reflect", "Target", "ZeroShot", "get_oracle",
+    "OracleLog", "OracleResult", "Reflect", "Target", "ZeroShot", "get_oracle", "prefill",
 ]

@@ -5,38 +5,25 @@ our remedies (with prefill, examples and repair), used only when a proposal and 
 produced no valid program. A grammar removes most of the model's authorship, so it is a
 fallback, never the main path.
 
-- RRPS (``CodeGame.policy_grammar``, any game may offer one): a strict rule language, valid by construction (measured 10/10 valid for the 0.5B
-  model on this machine, and 3/3 in ``bench/valid_rate.py``). A fixed class keeps both histories; the model writes an
-  optional strategy comment, up to four ``if COND: return EXPR`` rules over the opponent's
-  and its own history, and a final ``return EXPR``. Every sentence of the grammar is a
-  program that plays legal moves.
+- A game's own strict grammar where it offers one (``CodeGame.policy_grammar``). RRPS has a
+  rule language, valid by construction (measured 10/10 valid for the 0.5B model on this
+  machine, and 3/3 in ``bench/valid_rate.py``): a fixed class keeps both histories; the
+  model writes an optional strategy comment, up to four ``if COND: return EXPR`` rules over
+  the opponent's and its own history, and a final ``return EXPR``.
 - Other games: a looser skeleton. The class line and every method header of the game's API
   are fixed, in order; each method body is one or more free lines indented under it. It
   keeps the structure, not the semantics: the sandbox check still decides validity.
 
-The grammar is given as ``Rules`` (rule name -> alternatives, each a sequence of literals
-and rule names; ``?`` suffixes a rule name to make it optional) and rendered to GBNF, so
-tests can enumerate or sample the same language.
+The grammar is given as ``csro.gbnf.Rules`` and rendered to GBNF, so tests can enumerate or
+sample the same language.
 """
 
 from __future__ import annotations
 
 import ast
-import json
 
 from csro.games import CodeGame
-
-Rules = dict[str, list[list[str]]]
-"""Rule name -> alternatives; an item is ``'"text'`` (a literal), ``NAME`` or ``NAME?``,
-or ``[...]`` (a GBNF character class, with an optional ``+`` or ``?``)."""
-
-
-def lit(text: str) -> str:
-    """A literal item of ``Rules``."""
-    return '"' + text
-
-
-
+from csro.gbnf import Rules, lit, to_gbnf
 
 def skeleton_rules(game: CodeGame) -> Rules:
     """The class line and the API's method headers, in order, each over free indented lines."""
@@ -55,15 +42,6 @@ def _header(method: ast.FunctionDef) -> str:
     """``def name(args) -> ret:`` as written in the API."""
     stub = ast.FunctionDef(method.name, method.args, [ast.Pass()], [], method.returns, None)
     return ast.unparse(ast.fix_missing_locations(stub)).splitlines()[0]
-
-
-def to_gbnf(rules: Rules) -> str:
-    """GBNF text of ``rules`` (literals escaped as JSON strings, which GBNF reads alike)."""
-    def item(token: str) -> str:
-        return json.dumps(token[1:]) if token.startswith('"') else token
-
-    return "\n".join(f"{name} ::= " + " | ".join(" ".join(item(t) for t in alt) for alt in alts)
-                     for name, alts in rules.items()) + "\n"
 
 
 def grammar_for(game: CodeGame) -> tuple[str, str]:

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from csro.config import LLMConfig, apply_overrides, parse_model
 from csro.errors import ConfigError
+from csro.llm import takes_images
 
 
 class _Section(BaseModel):
@@ -72,8 +73,7 @@ class AorConfig(_Section):
         """Whether rewrite prompts carry key frames (``images``, resolved for the provider)."""
         if self.images != "auto":
             return self.images == "on"
-        hosted = self.llm.provider in ("anthropic", "gemini") or (self.llm.provider == "openai" and not self.llm.base_url)
-        return hosted and self.camera.enabled
+        return takes_images(self.llm) and self.camera.enabled
 
     def to_dict(self) -> dict:
         return self.model_dump(mode="json")

@@ -10,7 +10,7 @@ frames, else the first) are attached as images for providers that take them.
 
 from __future__ import annotations
 
-from csro.llm._types import Message
+from csro.llm import Message
 from csro.extract import Extracted, extract_code
 
 from ._controller import CLASS_NAME

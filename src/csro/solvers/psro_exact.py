@@ -60,7 +60,7 @@ import pyspiel
 from scipy import sparse
 
 from csro.errors import ConfigError, GameError
-from csro.games._common import quiet_stderr
+from csro.games import quiet_stderr
 from csro.solvers.meta import MetaSolver, get_meta_solver
 
 logger = logging.getLogger(__name__)

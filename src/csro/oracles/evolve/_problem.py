@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Protocol, Sequence
 
-from csro.llm._types import Message
+from csro.llm import Message
 
 from ._database import Program
 

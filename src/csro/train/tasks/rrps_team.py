@@ -20,7 +20,7 @@ from csro.config import OracleConfig
 from csro.evaluation import code_policy, evaluate, resolve
 from csro.games import load_game
 from csro.extract import extract_code
-from csro.oracles._context import prefill
+from csro.oracles import prefill
 from csro.train.replies import first_int
 from csro.train.events import Stage, Workflow
 from csro.train.rollout import Episode
