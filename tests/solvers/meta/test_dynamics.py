@@ -1,6 +1,5 @@
 """Tests of projected replicator dynamics and regret matching (averaged)."""
 
-import time
 
 import numpy as np
 import pytest
@@ -17,15 +16,12 @@ def test_prd_spec_defaults():
     assert (s.dt, s.gamma, s.steps) == (1e-3, 1e-6, 100_000)
 
 
-def test_prd_defaults_on_weighted_rps_near_nash_and_fast():
-    t0 = time.perf_counter()
+def test_prd_defaults_on_weighted_rps_near_nash():
     x, y = PRDSolver().solve(WEIGHTED_RPS)
-    elapsed = time.perf_counter() - t0
-    # Measured: x = (0.5029, 0.3312, 0.1659), meta NashConv 0.0101, ~0.7 s on one core.
+    # Measured: x = (0.5029, 0.3312, 0.1659), meta NashConv 0.0101.
     np.testing.assert_allclose(x, WEIGHTED_RPS_EQ, atol=0.01)
     np.testing.assert_allclose(y, WEIGHTED_RPS_EQ, atol=0.01)
     assert meta_nash_conv(WEIGHTED_RPS, [x, y]) < 0.02
-    assert elapsed < 10.0  # generous: shared CI machines
 
 
 def test_rps_is_a_fixed_point():
