@@ -4,7 +4,7 @@ Every match a run plays goes through ``StoredSimulator.play``: pairs whose match
 already in the store (a resumed run) are not played again, the others are planned into
 chunks, played on the execution backend (local process pool or Ray) and written to the
 store as soon as they are back. Because a match's seed depends only on the run seed, the
-two policy names and the match index (``csro.evaluation.runner.derive_seed``), a resumed or
+two policy names and the match index (``csro.seeding.derive_seed``), a resumed or
 re-scheduled run reproduces the same results.
 
 Phases keep the kinds of matches apart: ``meta`` (the population's own payoff table, the
