@@ -21,3 +21,22 @@ def arena_for(game: CodeGame, directory: pathlib.Path, *, backend: Backend | Non
     with RunStore.create(directory, {}) as store:
         sim = StoredSimulator(game, store, backend or LocalBackend(1), seed=seed, limits=limits)
         yield MatchArena(game, sim, matches=matches)
+
+
+class ListLog:
+    """An oracle's log (``csro.oracles.OracleLog``) as a list of ``(kind, data)``; no archive."""
+
+    def __init__(self):
+        self.events = []
+
+    def event(self, kind, data):
+        self.events.append((kind, data))
+
+    def add_program(self, data, fitness):
+        pass
+
+    def programs(self, before_iteration):
+        return []
+
+    def support(self, iteration):
+        return {}

@@ -8,7 +8,7 @@ from csro.evaluation.backends import LocalBackend
 from csro.games import load_game
 from csro.llm import LLMReply, LLMSession
 from csro.oracles import OracleContext, get_oracle
-from tests.conftest import arena_for
+from tests.conftest import ListLog, arena_for
 
 
 def test_valid_and_each_kind_of_invalid_program(tmp_path):
@@ -77,22 +77,6 @@ class OneProgram:
         return [LLMReply(r.key, text if not r.key.step.startswith("diagnose") else "1. 2. 3.", "fake", "fake")
                 for r in requests]
 
-
-class ListLog:
-    def __init__(self):
-        self.events = []
-
-    def event(self, kind, data):
-        self.events.append((kind, data))
-
-    def add_program(self, data, fitness):
-        pass
-
-    def programs(self, before_iteration):
-        return []
-
-    def support(self, iteration):
-        return {}
 
 
 def test_every_match_an_oracle_causes_goes_through_the_backend_and_the_store(tmp_path):

@@ -17,7 +17,7 @@ from csro.evaluation import resolve
 from csro.games import load_game
 from csro.llm import LLMReply, LLMSession
 from csro.oracles import Feedback, Opponent, OracleContext, Target
-from tests.conftest import arena_for
+from tests.conftest import ListLog, arena_for
 
 
 def program(u: float, move: str = "ROCK") -> str:
@@ -88,24 +88,6 @@ class FakeArena:
     def trace(self, source, opponent, *seed_parts):
         return self.real.trace(source, opponent, *seed_parts)
 
-
-class ListLog:
-    """The oracle's log as a list of ``(kind, data)`` (no program archive)."""
-
-    def __init__(self):
-        self.events = []
-
-    def event(self, kind, data):
-        self.events.append((kind, data))
-
-    def add_program(self, data, fitness):
-        pass
-
-    def programs(self, before_iteration):
-        return []
-
-    def support(self, iteration):
-        return {}
 
 
 @pytest.fixture(scope="session")
