@@ -40,3 +40,16 @@ class ListLog:
 
     def support(self, iteration):
         return {}
+
+
+class CountingBackend(LocalBackend):
+    """The real local pool (one process), counting the matches it is asked to play."""
+
+    def __init__(self):
+        super().__init__(1)
+        self.played = 0
+
+    def run(self, chunks, progress=None):
+        results = super().run(chunks, progress)
+        self.played += len(results)
+        return results

@@ -1,14 +1,13 @@
 """The Arena: the compile-and-smoke check in the real sandbox, and every match an oracle
 causes going through the run's backend and store."""
 
-from csro.arena import MatchArena, Opponent, Target
+from csro.arena import Opponent, Target
 from csro.config import OracleConfig
 from csro.evaluation import resolve
-from csro.evaluation.backends import LocalBackend
 from csro.games import load_game
 from csro.llm import LLMReply, LLMSession
 from csro.oracles import OracleContext, get_oracle
-from tests.conftest import ListLog, arena_for
+from tests.conftest import CountingBackend, ListLog, arena_for
 
 
 def test_valid_and_each_kind_of_invalid_program(tmp_path):
@@ -48,18 +47,6 @@ def test_a_generic_game_is_checked_in_every_seat(tmp_path):
     assert error is not None and "seat 1" in error
 
 
-class CountingBackend(LocalBackend):
-    """The local backend, counting the matches it plays."""
-
-    def __init__(self):
-        super().__init__(1)
-        self.matches = 0
-
-    def run(self, chunks, progress=None):
-        results = super().run(chunks, progress)
-        self.matches += len(results)
-        return results
-
 
 class OneProgram:
     """An LLM that answers every call with the same program (and says nothing else)."""
@@ -94,4 +81,4 @@ def test_every_match_an_oracle_causes_goes_through_the_backend_and_the_store(tmp
         stored = {phase: len(store.matches(phase)) for phase in ("check", "oracle", "trace")}
     assert result.source == losing and result.feedback.utility == -50.0
     assert stored == {"check": 1, "oracle": 2, "trace": 1}
-    assert backend.matches == sum(stored.values())
+    assert backend.played == sum(stored.values())

@@ -123,6 +123,18 @@ class EvaluationConfig(_Section):
     exact_nash_conv: bool = Field(True, description="the exact NashConv of the final mixture where the game allows it")
 
 
+class MetaGameConfig(_Section):
+    """How the population's payoff cells are sized, and how sigma's stability is measured (see
+    csro.metagame): a cell estimated from too few matches lets noise pick sigma."""
+
+    ci_width: float | None = Field(None, gt=0, description="play more matches for a population cell until its 95% "
+                                   "confidence interval is at most this wide (match-return units); None: exactly "
+                                   "matches_per_cell")
+    max_matches: int = Field(64, ge=1, description="with ci_width: the most matches a population cell gets")
+    resamples: int = Field(0, ge=0, description="after each meta-solve, re-solve this many resampled payoff tables "
+                           "and record how often sigma's support changes (0: off)")
+
+
 class ExecutionConfig(_Section):
     """Where matches run. The result does not depend on it."""
 
@@ -149,6 +161,7 @@ class RunConfig(_Section):
     initial_policy: str = Field("builtin:random", description="builtin:NAME or a policy file")
     matches_per_cell: int = Field(4, ge=1, description="matches per payoff-table cell (and per candidate evaluation)")
     meta_solver: str = Field("nash", description="any meta-solver of csro.solvers.meta")
+    meta_game: MetaGameConfig = MetaGameConfig()
     oracle: OracleConfig = OracleConfig()
     llm: LLMConfig = LLMConfig()
     evaluation: EvaluationConfig = EvaluationConfig()

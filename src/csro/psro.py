@@ -44,7 +44,9 @@ from csro.errors import ConfigError
 from csro.evaluation import PolicySpec, code_policy, resolve
 from csro.games import CodeGame
 from csro.llm import Completer, LLMSession
+from csro.metagame import EmpiricalGame, support_changes
 from csro.oracles import Oracle, OracleContext
+from csro.seeding import derive_seed
 from csro.simulate import StoredSimulator
 from csro.solvers.meta import get_meta_solver, meta_nash_conv, symmetric_sigma
 from csro.store import PolicyRecord, RunStore, SigmaRecord
@@ -129,22 +131,29 @@ class CSRO:
         """Simulate the missing cells of U, solve the meta-game, store sigma_iteration."""
         specs = self._specs()
         newest = specs[-1]
-        self.sim.play("meta", [(newest, old) for old in specs[:-1]], self.config.matches_per_cell)
+        mg = self.config.meta_game
+        self.sim.play_sized("meta", [(newest, old) for old in specs[:-1]], self.config.matches_per_cell,
+                            ci_width=mg.ci_width, max_matches=mg.max_matches)
         names = [s.name for s in specs]
-        u = self.payoff_matrix(names)
-        sigma = symmetric_sigma(u, self.meta_solver)
-        s = 0.5 * (u - u.T)
+        game = self.empirical_game(names)
+        sigma = symmetric_sigma(game.payoffs, self.meta_solver)
+        s = 0.5 * (game.payoffs - game.payoffs.T)
         conv = float(meta_nash_conv([s, -s], [sigma, sigma]))
         fresh = not any(r.iteration == iteration for r in self.store.sigmas())
         self.store.add_sigma(SigmaRecord(iteration, 0, tuple(names), tuple(float(x) for x in sigma),
                                          self.config.meta_solver, conv))
         if fresh:
-            self.log(iteration, events.SIGMA, {"sigma": dict(zip(names, map(float, sigma))), "meta_nash_conv": conv})
+            data = {"sigma": dict(zip(names, map(float, sigma))), "meta_nash_conv": conv,
+                    "u": game.payoffs.tolist(), "u_ci95": game.ci.tolist(), "u_matches": game.counts.tolist()}
+            if mg.resamples:
+                data["support_changes"] = support_changes(game, self.config.meta_solver, sigma, mg.resamples,
+                                                          derive_seed(self.config.seed, "resample", iteration))
+            self.log(iteration, events.SIGMA, data)
         return sigma
 
-    def payoff_matrix(self, names: list[str]) -> np.ndarray:
-        """U[i, j] = mean return of policy i against j over the stored meta matches."""
-        return self.store.payoff_table("meta").matrix(names, names, self_play=0.0)
+    def empirical_game(self, names: list[str]) -> EmpiricalGame:
+        """U over the named members from the stored meta matches, with standard errors."""
+        return EmpiricalGame.symmetric(self.store.payoff_table("meta"), names)
 
     def _best_response(self, iteration: int, sigma: np.ndarray) -> None:
         """Call the oracle against sigma_{k-1}; add its program if it is valid and new."""

@@ -15,9 +15,11 @@ empirical game of PSRO), ``eval`` (members against the evaluation population), `
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from typing import Callable, Sequence
 
-from csro.evaluation.payoff_table import PayoffTable
+from csro.evaluation.payoff_table import Z95, PayoffTable
 from csro.evaluation.policy_ref import PolicySpec
 from csro.evaluation.runner import Chunk, MatchJob, MatchResult, SeatRef, plan_chunks, record
 from csro.games import CodeGame
@@ -50,18 +52,49 @@ class StoredSimulator:
     def results(self, phase: str, pairs: Sequence[tuple[PolicySpec, PolicySpec]], matches: int) -> list[MatchResult]:
         """Ensure every pair has ``matches`` stored matches in ``phase``; their results.
 
-        A pair partly played before a crash is replayed whole (its stored matches are kept;
-        identical re-adds are no-ops).
+        Only missing matches are played: a pair partly played before a crash, or asked for
+        more matches later, gets just the match indices it lacks (a match's seed depends on
+        the run seed, the two names and its index only, so the results are the same).
         """
         stored = [self._stored(phase, pair) for pair in pairs]
         todo = [i for i, results in enumerate(stored) if len(results) < matches]
         if todo:
             chunks = plan_chunks(self.game.name, self.game.num_players, [pairs[i] for i in todo], matches,
                                  self.seed, self.limits)
+            known = {r.seed for i in todo for r in stored[i]}  # a match's seed names it
+            chunks = [c for c in (dataclasses.replace(c, jobs=tuple(j for j in c.jobs if j.seed not in known))
+                                  for c in chunks) if c.jobs]
             self.store.add_matches(phase, self._run(phase, chunks))
             for i in todo:
                 stored[i] = self._stored(phase, pairs[i])
         return [r for results in stored for r in results]
+
+    def play_sized(self, phase: str, pairs: Sequence[tuple[PolicySpec, PolicySpec]], matches: int, *,
+                   ci_width: float | None, max_matches: int) -> PayoffTable:
+        """``play``, then more matches for each pair whose 95% confidence interval is wider than
+        ``ci_width`` (in match-return units), up to ``max_matches`` a pair.
+
+        The number of matches a cell still needs is estimated from its sample standard
+        deviation, ``(2 z sd / width)^2``, and asked for in rounds (at least doubling a cell's
+        count each round) until every cell is narrow enough or at the cap. Deterministic: the
+        extra matches have fixed indices and seeds.
+        """
+        table = self.play(phase, pairs, matches)
+        if ci_width is None:
+            return table
+        while True:
+            want: dict[int, list[tuple[PolicySpec, PolicySpec]]] = {}
+            for a, b in pairs:
+                cell = table.cell(a.name, b.name)
+                if cell.count >= max_matches or 2 * Z95 * cell.sem <= ci_width:
+                    continue
+                need = math.ceil((2 * Z95 * math.sqrt(cell.variance) / ci_width) ** 2)
+                want.setdefault(min(max_matches, max(need, 2 * cell.count)), []).append((a, b))
+            if not want:
+                return table
+            for target, group in want.items():
+                self.play(phase, group, target)
+            table = self.play(phase, pairs, matches)
 
     def traced(self, phase: str, seats: Sequence[PolicySpec], seed: int) -> MatchResult:
         """One match (policies in seat order) with its round-by-round trace, on the backend;

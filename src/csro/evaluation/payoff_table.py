@@ -19,7 +19,6 @@ import dataclasses
 import math
 from typing import Iterable, Mapping
 
-import numpy as np
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 
@@ -138,13 +137,6 @@ class PayoffTable:
             for pb, wb in b.weights.items()
         )
         return math.sqrt(var)
-
-    def matrix(self, rows: list[str], cols: list[str], *, self_play: float | None = None) -> np.ndarray:
-        """Mean returns of each row policy against each column policy; a policy against
-        itself is ``self_play`` when given (e.g. 0 in a symmetric zero-sum game, where the
-        CSRO loop does not simulate it)."""
-        return np.array([[self_play if self_play is not None and r == c else self.mean(r, c) for c in cols]
-                         for r in rows], dtype=float)
 
     def forfeits(self, policy: str) -> collections.Counter:
         """All of ``policy``'s forfeits by reason, over every opponent."""

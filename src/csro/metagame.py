@@ -1,0 +1,81 @@
+"""The empirical game of a CSRO run: U over the population, its uncertainty, sigma's stability.
+
+PSRO (and CSRO, Hennes et al. arXiv 2603.10098, Algorithm 1) solves the meta-game U whose
+cells are *estimated* by simulation. With few matches per cell the estimate is noisy: one
+1000-throw RRPS match has a standard deviation near 26, so a program that "beats" another by
+13 over four matches may be no better at all, and a Nash meta-solver then puts all of sigma
+on it. The paper is silent on cell sizes; our answer (issue "a meta-game decided by play"):
+
+- every cell carries its standard error, and the loop can size a cell by its 95% confidence
+  interval (``csro.simulate.StoredSimulator.play_sized``): simulation costs milliseconds a
+  match, an LLM call tens of seconds;
+- after each meta-solve, ``support_changes`` re-solves the meta-game on resampled payoff
+  tables (each cell drawn from a normal with its mean and standard error, made exactly
+  antisymmetric as the solver's input is) and reports how often sigma's support differs:
+  0 means the data decide sigma; a high share means the noise does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from csro.evaluation import PayoffTable
+from csro.evaluation.payoff_table import Z95
+from csro.solvers.meta import get_meta_solver, symmetric_sigma
+
+SUPPORT_EPS = 1e-6  # a weight above this is in the support
+
+
+@dataclasses.dataclass(frozen=True)
+class EmpiricalGame:
+    """U[i, j]: mean return of policy i against policy j, with standard errors and counts.
+
+    The symmetric zero-sum case of the CSRO loop: the diagonal (a policy against itself) is
+    0 by symmetry and not simulated (standard error 0, count 0).
+    """
+
+    names: tuple[str, ...]
+    payoffs: np.ndarray
+    sem: np.ndarray
+    counts: np.ndarray
+
+    @classmethod
+    def symmetric(cls, table: PayoffTable, names: list[str]) -> "EmpiricalGame":
+        n = len(names)
+        payoffs, sem, counts = np.zeros((n, n)), np.zeros((n, n)), np.zeros((n, n), dtype=int)
+        for i, a in enumerate(names):
+            for j, b in enumerate(names):
+                if i != j:
+                    cell = table.cell(a, b)
+                    payoffs[i, j], sem[i, j], counts[i, j] = cell.mean, cell.sem, cell.count
+        return cls(tuple(names), payoffs, sem, counts)
+
+    @property
+    def ci(self) -> np.ndarray:
+        """Half-width of each cell's 95% confidence interval."""
+        return Z95 * self.sem
+
+
+def support(sigma: np.ndarray) -> frozenset[int]:
+    return frozenset(int(i) for i in np.flatnonzero(np.asarray(sigma) > SUPPORT_EPS))
+
+
+def support_changes(game: EmpiricalGame, solver: str, sigma: np.ndarray, resamples: int, seed: int) -> float:
+    """The share of ``resamples`` resampled games whose sigma has another support than ``sigma``.
+
+    Each resample draws every off-diagonal cell from N(mean, sem^2) and is solved by a fresh
+    ``solver`` (a stateful solver starts from scratch: our choice, so the resamples do not
+    disturb the run's own solver instance).
+    """
+    if resamples <= 0 or len(game.names) < 2:
+        return 0.0
+    rng = np.random.default_rng(seed)
+    base = support(sigma)
+    changed = 0
+    for _ in range(resamples):
+        u = game.payoffs + rng.standard_normal(game.payoffs.shape) * game.sem
+        np.fill_diagonal(u, 0.0)
+        changed += support(symmetric_sigma(u, get_meta_solver(solver))) != base
+    return changed / resamples
