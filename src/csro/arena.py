@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import math
 from typing import Protocol, Sequence
 
-from csro.evaluation import PayoffTable, PolicySpec, Trace, code_policy, record, resolve
+from csro.evaluation import Z95, PayoffTable, PolicySpec, Trace, code_policy, record, resolve
 from csro.games import CodeGame
 from csro.policies import describe_failure
 from csro.seeding import derive_seed
@@ -93,6 +94,7 @@ class Feedback:
       forfeits: reason -> matches the candidate forfeited.
       forfeit_details: a few ``{"opponents", "reason", "detail"}``.
       matches: matches played.
+      ci95: half-width of the 95% confidence interval of ``utility`` (cells independent).
     """
 
     utility: float
@@ -100,6 +102,7 @@ class Feedback:
     forfeits: dict[str, int]
     forfeit_details: tuple[dict, ...]
     matches: int
+    ci95: float = 0.0
 
 
 class Arena(Protocol):
@@ -171,8 +174,9 @@ class MatchArena:
         details = tuple(
             {"opponents": [p for p in r.policies if p != candidate.name], "reason": r.forfeit[1], "detail": r.forfeit[2]}
             for r in results if r.forfeit and r.policies[r.forfeit[0]] == candidate.name)[:MAX_DETAILS]
+        ci95 = Z95 * math.sqrt(sum((o.weight * table.cell(candidate.name, o.name).sem) ** 2 for o in support))
         fb = Feedback(utility, per_opponent, dict(table.forfeits(candidate.name)), details,
-                      sum(table.count(candidate.name, o.name) for o in support))
+                      sum(table.count(candidate.name, o.name) for o in support), ci95)
         self._feedback[key] = fb
         return fb
 

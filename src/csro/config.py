@@ -121,6 +121,8 @@ class EvaluationConfig(_Section):
     every_iteration: bool = Field(True, description="score sigma after every iteration (each policy's "
                                                     "row is played once), for the metrics over iterations")
     exact_nash_conv: bool = Field(True, description="the exact NashConv of the final mixture where the game allows it")
+    br_estimate: bool = Field(True, description="one more oracle best response against the final sigma (iteration "
+                              "K+1, not added): its utility is a lower bound on sigma's exploitability within code space")
 
 
 class MetaGameConfig(_Section):

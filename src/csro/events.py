@@ -15,6 +15,7 @@ SIGMA = "sigma"
 DUPLICATE = "duplicate"
 ORACLE_FAILED = "oracle_failed"
 FINAL_EVALUATION = "final_evaluation"
+EXPLOITABILITY_ESTIMATE = "exploitability_estimate"
 
 # The oracles (csro.oracles).
 ORACLE_CANDIDATE = "oracle_candidate"

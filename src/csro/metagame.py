@@ -21,8 +21,7 @@ import dataclasses
 
 import numpy as np
 
-from csro.evaluation import PayoffTable
-from csro.evaluation.payoff_table import Z95
+from csro.evaluation import Z95, PayoffTable
 from csro.solvers.meta import get_meta_solver, symmetric_sigma
 
 SUPPORT_EPS = 1e-6  # a weight above this is in the support

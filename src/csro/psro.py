@@ -155,17 +155,20 @@ class CSRO:
         """U over the named members from the stored meta matches, with standard errors."""
         return EmpiricalGame.symmetric(self.store.payoff_table("meta"), names)
 
-    def _best_response(self, iteration: int, sigma: np.ndarray) -> None:
-        """Call the oracle against sigma_{k-1}; add its program if it is valid and new."""
+    def _context(self, iteration: int, sigma: np.ndarray) -> OracleContext:
+        """What the oracle of ``iteration`` gets: sigma over the population, and the rest."""
         target = Target(iteration, 0, tuple(
             Opponent(spec.name, float(w), spec, spec.builtin.description if spec.builtin else "")
             for spec, w in zip(self._specs(), sigma)))
-        ctx = OracleContext(
+        return OracleContext(
             game=self.game, target=target,
             llm=LLMSession(self.llm, iteration, self.config.llm.temperature, self.config.seed),
             arena=self.arena, config=self.config.oracle,
             log=StoreLog(self.store, iteration, 0, lambda kind, data: self.log(iteration, kind, data)))
-        result = self.oracle.best_response(ctx)
+
+    def _best_response(self, iteration: int, sigma: np.ndarray) -> None:
+        """Call the oracle against sigma_{k-1}; add its program if it is valid and new."""
+        result = self.oracle.best_response(self._context(iteration, sigma))
         if result.source is None:
             self.log(iteration, events.ORACLE_FAILED, {"reason": result.reason, "attempts": len(result.attempts)})
             return
@@ -207,6 +210,26 @@ class CSRO:
             if k not in done:
                 self._finish_iteration(k, sigma, started)
         return self.populations[0], sigma
+
+    def exploitability_estimate(self, sigma: np.ndarray) -> dict:
+        """One more best response, against sigma_K (iteration K + 1; not added to the population).
+
+        In a symmetric zero-sum game sigma_K's exploitability is max over policies pi of
+        u(pi, sigma_K), since u(sigma_K, sigma_K) = 0; the utility of any program against sigma_K
+        is a lower bound on it, and the oracle's best answer is the tightest one it can find
+        *within code space*. Its 95% interval comes from the matches behind it. Our addition
+        (the paper gives no exploitability for RRPS or Leduc); exact NashConv stays where the
+        game is small enough (``csro.scoring``).
+        """
+        k = self.config.iterations + 1
+        result = self.oracle.best_response(self._context(k, sigma))
+        fb = result.feedback
+        data = {"iteration": k, "utility": fb.utility if fb else None, "ci95": fb.ci95 if fb else None,
+                "lower_bound": max(0.0, fb.utility) if fb else None, "matches": fb.matches if fb else 0,
+                "sha256": code_policy("br", result.source, self.game).sha256 if result.source else None,
+                "reason": result.reason}
+        self.log(k, events.EXPLOITABILITY_ESTIMATE, data)
+        return data
 
     def _finish_iteration(self, k: int, sigma: np.ndarray, started: float) -> None:
         data = {"population_size": len(self.populations[0])}

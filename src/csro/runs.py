@@ -76,9 +76,10 @@ def _execute(config: RunConfig, store: RunStore, hooks: Hooks) -> pathlib.Path:
                     arena=MatchArena(game, sim, matches=config.matches_per_cell),
                     on_event=hooks.on_event, on_iteration=scorer.per_iteration)
         population, sigma = loop.run()
+        estimate = loop.exploitability_estimate(sigma) if config.evaluation.br_estimate else None
         members = [policy_spec(r, game) for r in population]
         loop.log(config.iterations, events.FINAL_EVALUATION, {"population": len(members)})
-        store.set_final(scorer.final(members, sigma))
+        store.set_final({**scorer.final(members, sigma), "expl_estimate": estimate})
     return write_report(store.directory)
 
 
@@ -131,6 +132,7 @@ def status(directory: str | pathlib.Path) -> dict:
         "population": [{"id": r.id, "iteration": r.iteration, "oracle": r.oracle, "sha256": r.sha256,
                         "utility": r.info.get("utility")} for r in population],
         "sigma": [last.get(r.id, 0.0) for r in population],
-        "final": None if final is None else {k: final.get(k) for k in ("pop_return", "pop_expl", "agg_score", "nash_conv")},
+        "final": None if final is None else {k: final.get(k) for k in ("pop_return", "pop_expl", "agg_score", "nash_conv",
+                                                                      "expl_estimate")},
         "llm": {k: llm[k] for k in ("calls", "tokens_in", "tokens_out", "errors")},
     }

@@ -31,7 +31,9 @@ def _outcome(directory) -> dict:
 
 
 def test_a_files_run_completes_and_shows_its_policies(tmp_path, replies):
-    directory, done = _run(tmp_path, "run", small_config(replies))
+    config = small_config(replies)
+    config["evaluation"]["br_estimate"] = True
+    directory, done = _run(tmp_path, "run", config)
     assert f"report: {directory / 'report.html'}" in done.stdout
     assert "final sigma-mixture: PopReturn" in done.stdout
     assert "iteration 3/3" in done.stderr
@@ -41,9 +43,13 @@ def test_a_files_run_completes_and_shows_its_policies(tmp_path, replies):
     assert [m["sha256"] for m in s["population"][1:]] == [_sha(src) for src in POLICIES.values()]
     assert s["population"][0]["oracle"] == "initial" and s["population"][1]["oracle"] == "zero_shot"
     assert len(s["sigma"]) == 4 and sum(s["sigma"]) == pytest.approx(1.0)
-    assert set(s["final"]) == {"pop_return", "pop_expl", "agg_score", "nash_conv"}
+    assert set(s["final"]) == {"pop_return", "pop_expl", "agg_score", "nash_conv", "expl_estimate"}
     assert -200 <= s["final"]["pop_return"] <= 200
-    assert s["llm"]["calls"] == 3 and s["llm"]["errors"] == 0
+    # one more best response against sigma_3 (iteration 4; the files provider cycles to its first reply)
+    estimate = s["final"]["expl_estimate"]
+    assert estimate["iteration"] == 4 and estimate["sha256"] == _sha(POLICIES["a_frequency.py"])
+    assert estimate["ci95"] >= 0 and estimate["lower_bound"] == max(0.0, estimate["utility"])
+    assert s["llm"]["calls"] == 4 and s["llm"]["errors"] == 0
     html = (directory / "report.html").read_text()
     for docstring in ("Counters the opponent", "Beats the opponent", "Predicts the opponent"):
         assert docstring in html  # every policy's source is shown
