@@ -1,4 +1,5 @@
-"""The life of a run directory: start, resume, status.
+"""The life of a CSRO run directory (the run kind ``csro`` of ``csro.runkinds``): start, resume,
+status, report.
 
 A run is a directory holding ``run.db`` (``csro.store``), the truth of the run, and the
 ``report.html`` built from it. ``start`` records the validated configuration and runs the
@@ -129,3 +130,8 @@ def status(directory: str | pathlib.Path) -> dict:
         "final": None if final is None else {k: final.get(k) for k in ("pop_return", "pop_expl", "agg_score", "nash_conv")},
         "llm": {k: llm[k] for k in ("calls", "tokens_in", "tokens_out", "errors")},
     }
+
+
+def report(directory: str | pathlib.Path) -> pathlib.Path:
+    """Rewrite ``DIR/report.html`` from the run store."""
+    return write_report(directory)
