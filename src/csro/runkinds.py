@@ -73,7 +73,7 @@ KINDS: dict[str, RunKind] = {kind.name: kind for kind in (
             "the CSRO loop: PSRO with an LLM writing best responses as code"),
     RunKind("discover", "run.db", "csro.store:RunStore", "csro.discover:DiscoverConfig", "csro.discover",
             "evolve CFR hooks or a PSRO meta-solver, compared with the library"),
-    RunKind("aor", "aor.db", "csro.robots:AorStore", "csro.robots:AorConfig", "csro.robots.runs",
+    RunKind("aor", "aor.db", "csro.robots:AorStore", "csro.robots:AorConfig", "csro.robots",
             "Act-Observe-Rewrite: LLM-written robot controllers on robosuite"),
     RunKind("train", "train.db", "csro.train.store:TrainStore", "csro.train.config:TrainConfig", "csro.train.runs",
             "SRPO training of the oracle's LLM team"),
