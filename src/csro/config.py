@@ -57,7 +57,7 @@ class ContextConfig(Section):
 
 
 class EvolveConfig(Section):
-    """The evolutionary search (``oracle.kind: evolve``; also ``csro discover``): AlphaEvolve-style.
+    """The evolutionary search (``oracle.kind: evolve``; also discovery runs, ``kind: discover``): AlphaEvolve-style.
 
     Sizes are ours for a 2-core machine; the papers do not give AlphaEvolve's."""
 

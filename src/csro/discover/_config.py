@@ -1,4 +1,4 @@
-"""The configuration of ``csro discover``: what is evolved, on which games, with what budget.
+"""The configuration of a discovery run (``kind: discover``): what is evolved, on which games, with what budget.
 
 Li et al. (arXiv 2602.16928): fitness is the mean over training games of -exploitability
 (NashConv / N) after K = 1000 CFR iterations or K = 100 PSRO iterations; the v1 training set
