@@ -27,7 +27,8 @@ def build_training_html(store: TrainStore) -> str:
     """The report of the training run in ``store`` as one HTML document."""
     config, steps, final = store.config(), store.steps(), store.final()
     facts = key_values([
-        ("task / objective", esc(f"{config['task']} / {config['algo']}" + (f" ({config['norm']})" if config["algo"] == "srpo" else ""))),
+        ("task / objective", esc(f"{config['task']} / {config['algo']}"
+                                 + (f" ({config['norm']})" if config["algo"] == "srpo" else ""))),
         ("model", esc(config["model"])),
         ("status", "finished" if final else f"{len(steps)} of {config['steps']} steps done (resumable)"),
         ("mean reward", fmt(final["reward_mean"]) if final and final.get("steps") else "-"),

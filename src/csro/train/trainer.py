@@ -29,12 +29,12 @@ import torch
 
 from csro.evaluation.runner import derive_seed
 from csro.train.batching import event_minibatches, is_complete
-from csro.train.config import TrainConfig
+from csro.train.config import TrainConfig, train_config
 from csro.train.events import Event, Workflow
 from csro.train.model import Policy, load_policy, token_logprobs
 from csro.train.objective import grpo_objective, group_advantages, srpo_objective
 from csro.train.rollout import TeamTask, run_episodes
-from csro.train.store import TrainStore, TrainStoreError, atomic_save
+from csro.train.store import TrainStore, atomic_save
 from csro.train.tasks import make_task
 
 StepFn = Callable[[dict], None]
@@ -125,7 +125,7 @@ class TrainRun:
     def resume(cls, out: str | pathlib.Path, steps: int | None = None, policy: Policy | None = None) -> "TrainRun":
         """The run in ``out``, from its last checkpoint; ``steps`` may extend its budget."""
         store = TrainStore.open(out)
-        config = TrainConfig(**store.config())
+        config = train_config(**store.config())
         if steps is not None and steps != config.steps:
             config = config.model_copy(update={"steps": steps})
         run = cls._build(config, store, policy)
