@@ -38,7 +38,11 @@ LOCK_NAME = ".lock"
 
 @dataclasses.dataclass
 class Hooks:
-    """Callbacks for a user interface: oracle and loop events, and match progress."""
+    """Callbacks for a user interface, for every run kind (``csro.runkinds``).
+
+    ``on_event(step, kind, data)``: a loop or oracle event at an iteration (CSRO), a round
+    (AOR), a training step, or 0 (discovery); ``on_progress(phase, done, total)``: matches.
+    """
 
     on_event: Callable[[int, str, dict], None] | None = None
     on_progress: Callable[[str, int, int], None] | None = None
