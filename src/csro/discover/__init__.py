@@ -9,9 +9,8 @@ candidate sandboxed and its fitness computed from real solver runs.
 from ._cfr import CFR_PLUS, CFRHooksProblem
 from ._config import DiscoverConfig
 from ._psro import REGRET_MATCHING, MetaSolverProblem
-from ._run import is_discovery, read_config, report, resume, start, status
+from ._run import read_config, report, resume, start, status
 from ._sandboxed import ProgramFailure, SandboxedProgram
 
 __all__ = ["CFR_PLUS", "REGRET_MATCHING", "CFRHooksProblem", "DiscoverConfig", "MetaSolverProblem",
-           "ProgramFailure", "SandboxedProgram", "is_discovery", "read_config", "report", "resume", "start",
-           "status"]
+           "ProgramFailure", "SandboxedProgram", "read_config", "report", "resume", "start", "status"]

@@ -78,11 +78,6 @@ def report(directory: str | pathlib.Path) -> pathlib.Path:
     return write_report(directory)
 
 
-def is_discovery(config: dict) -> bool:
-    """Whether a stored run configuration is a discovery's (its fields are under ``discover``)."""
-    return "discover" in config
-
-
 def read_config(data: dict) -> DiscoverConfig:
     """The stored configuration (``DiscoverConfig.to_dict``) validated."""
     if not isinstance(data.get("discover"), dict):
