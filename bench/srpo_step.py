@@ -2,7 +2,7 @@
 
 The ``arith`` team (router -> 3 solvers -> verifier -> aggregator; the router is told to
 use 3) is rolled out with ``group_size`` episodes, then updated with the SRPO objective,
-exactly as ``csro train`` does (``TrainRun.step``). Per step it reports the seconds spent in
+exactly as a training run (``kind: train``) does (``TrainRun.step``). Per step it reports the seconds spent in
 generation, behaviour log-probs, reward and the update, and as the reference measured in the
 same run, one plain supervised step (mean token NLL, same rows, same mini-batches, AdamW)
 on the same events: ``update / reference`` near 1 means the objective costs no more than a

@@ -166,6 +166,14 @@ class SQLiteStore:
         """Every recorded call, in insertion order."""
         return [llm_call(r) for r in self._read(f"SELECT {LLM_COLUMNS} FROM llm_calls ORDER BY seq")]
 
+    def llm_stats(self) -> dict:
+        """Totals over every recorded call: calls, tokens in/out, errors, latency (seconds)."""
+        calls, tin, tout, errors, latency = self._read(
+            "SELECT COUNT(*), TOTAL(tokens_in), TOTAL(tokens_out), TOTAL(error IS NOT NULL), TOTAL(latency_s) "
+            "FROM llm_calls")[0]
+        return {"calls": calls, "tokens_in": int(tin), "tokens_out": int(tout), "errors": int(errors),
+                "latency_s": latency}
+
 
 def llm_row(q: LLMRequest, r: LLMReply) -> tuple:
     """A call as its ``llm_calls`` row (message text only)."""

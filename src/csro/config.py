@@ -23,11 +23,27 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from csro.errors import ConfigError
 
 
-class _Section(BaseModel):
+class Section(BaseModel):
+    """A configuration section: unknown keys refused, frozen (the base of every csro config)."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class ContextConfig(_Section):
+class RunRoot(Section):
+    """The root of a run's configuration, whatever its kind (``csro run CONFIG``).
+
+    ``kind`` names the application the configuration starts (``csro.runkinds``); each root
+    narrows it to its own name, which is also the default, and the run's store keeps it.
+    """
+
+    kind: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """As stored in the run's store (JSON types)."""
+        return self.model_dump(mode="json")
+
+
+class ContextConfig(Section):
     """What the oracle's prompt says about the opponents (the paper's opponent conditioning)."""
 
     opponents: Literal["code", "description", "both"] = Field(
@@ -40,8 +56,8 @@ class ContextConfig(_Section):
     self_explain: bool = Field(True, description="ask for a docstring and comments describing the strategy")
 
 
-class EvolveConfig(_Section):
-    """The evolutionary search (``oracle.kind: evolve``; also ``csro discover``): AlphaEvolve-style.
+class EvolveConfig(Section):
+    """The evolutionary search (``oracle.kind: evolve``; also discovery runs, ``kind: discover``): AlphaEvolve-style.
 
     Sizes are ours for a 2-core machine; the papers do not give AlphaEvolve's."""
 
@@ -68,7 +84,7 @@ class EvolveConfig(_Section):
         return v
 
 
-class OracleConfig(_Section):
+class OracleConfig(Section):
     """The best-response oracle: how policies are written and improved."""
 
     kind: Literal["zero_shot", "linear_refinement", "reflect", "evolve"] = Field(
@@ -87,7 +103,7 @@ class OracleConfig(_Section):
     evolve: EvolveConfig = EvolveConfig()
 
 
-class LLMConfig(_Section):
+class LLMConfig(Section):
     """The LLM provider. API keys are read from the environment variable named here, never stored."""
 
     provider: Literal["embedded", "openai", "gemini", "anthropic", "files", "replay"] = Field(
@@ -111,7 +127,7 @@ class LLMConfig(_Section):
         return v
 
 
-class EvaluationConfig(_Section):
+class EvaluationConfig(Section):
     """Evaluation of the sigma-mixture against the game's evaluation population."""
 
     population: Literal["default"] | list[str] = Field(
@@ -137,7 +153,7 @@ class MetaGameConfig(_Section):
                            "and record how often sigma's support changes (0: off)")
 
 
-class ExecutionConfig(_Section):
+class ExecutionConfig(Section):
     """Where matches run. The result does not depend on it."""
 
     backend: Literal["local", "ray"] = Field("local", description="local: a process pool here; ray: one Ray task per chunk of matches")
@@ -145,7 +161,7 @@ class ExecutionConfig(_Section):
     processes: int | None = Field(None, ge=1, description="local: pool size (None: the CPU count)")
 
 
-class SandboxConfig(_Section):
+class SandboxConfig(Section):
     """Limits of each sandboxed policy worker (see docs/sandbox.md)."""
 
     memory_mb: int = Field(1024, ge=64, description="address-space limit of a policy's worker process")
@@ -154,9 +170,10 @@ class SandboxConfig(_Section):
     cpu_seconds: int = Field(120, ge=1, description="CPU-time limit of a policy's worker process")
 
 
-class RunConfig(_Section):
+class RunConfig(RunRoot):
     """One CSRO run (Algorithm 1 of the paper, with our defaults)."""
 
+    kind: Literal["csro"] = Field("csro", description="the kind of run: csro (the default), discover, aor or train")
     game: str = Field("rrps", description="rrps | leduc | any OpenSpiel game string")
     iterations: int = Field(20, ge=1, description="K: PSRO iterations")
     seed: int = Field(0, ge=0, description="fixes every match seed and every LLM sampling seed")
@@ -186,14 +203,11 @@ class RunConfig(_Section):
             raise ValueError("must name a game")
         return v.strip()
 
-    def to_dict(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
-
     def to_yaml(self) -> str:
         return yaml.safe_dump(self.to_dict(), sort_keys=False)
 
 
-def documented_yaml(config: RunConfig | None = None) -> str:
+def documented_yaml(config: RunRoot | None = None) -> str:
     """``config`` (default: the defaults) as YAML with every field's description as a comment."""
     config = config or RunConfig()
     lines: list[str] = []
@@ -262,8 +276,8 @@ def apply_overrides(data: dict, overrides: Sequence[str]) -> dict:
     return out
 
 
-def load_config(path: str | pathlib.Path, overrides: Sequence[str] = ()) -> RunConfig:
-    """Read, override and validate a YAML config file."""
+def read_yaml(path: str | pathlib.Path, overrides: Sequence[str] = ()) -> dict:
+    """The mapping of a YAML config file, with ``--set`` overrides applied (not yet validated)."""
     p = pathlib.Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -279,4 +293,9 @@ def load_config(path: str | pathlib.Path, overrides: Sequence[str] = ()) -> RunC
         raise ConfigError(f"config file {p} is not valid YAML{where}") from None
     if data is not None and not isinstance(data, dict):
         raise ConfigError(f"config file {p} must hold a mapping of fields")
-    return parse_config(apply_overrides(data or {}, overrides))
+    return apply_overrides(data or {}, overrides)
+
+
+def load_config(path: str | pathlib.Path, overrides: Sequence[str] = ()) -> RunConfig:
+    """Read, override and validate a CSRO config file."""
+    return parse_config(read_yaml(path, overrides))

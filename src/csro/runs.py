@@ -1,4 +1,5 @@
-"""The life of a run directory: start, resume, status.
+"""The life of a CSRO run directory (the run kind ``csro`` of ``csro.runkinds``): start, resume,
+status, report.
 
 A run is a directory holding ``run.db`` (``csro.store``), the truth of the run, and the
 ``report.html`` built from it. ``start`` records the validated configuration and runs the
@@ -40,7 +41,11 @@ LOCK_NAME = ".lock"
 
 @dataclasses.dataclass
 class Hooks:
-    """Callbacks for a user interface: oracle and loop events, and match progress."""
+    """Callbacks for a user interface, for every run kind (``csro.runkinds``).
+
+    ``on_event(step, kind, data)``: a loop or oracle event at an iteration (CSRO), a round
+    (AOR), a training step, or 0 (discovery); ``on_progress(phase, done, total)``: matches.
+    """
 
     on_event: Callable[[int, str, dict], None] | None = None
     on_progress: Callable[[str, int, int], None] | None = None
@@ -136,3 +141,8 @@ def status(directory: str | pathlib.Path) -> dict:
                                                                       "expl_estimate")},
         "llm": {k: llm[k] for k in ("calls", "tokens_in", "tokens_out", "errors")},
     }
+
+
+def report(directory: str | pathlib.Path) -> pathlib.Path:
+    """Rewrite ``DIR/report.html`` from the run store."""
+    return write_report(directory)

@@ -235,15 +235,6 @@ class RunStore(SQLiteStore):
         """Every stored sigma, by iteration then player."""
         return [_sigma(*r) for r in self._read("SELECT * FROM sigmas ORDER BY iteration, player")]
 
-    # -- LLM calls -----------------------------------------------------------------------
-    def llm_stats(self) -> dict:
-        """Totals over every recorded call: calls, tokens in/out, errors, latency (seconds)."""
-        calls, tin, tout, errors, latency = self._read(
-            "SELECT COUNT(*), TOTAL(tokens_in), TOTAL(tokens_out), TOTAL(error IS NOT NULL), TOTAL(latency_s) "
-            "FROM llm_calls")[0]
-        return {"calls": calls, "tokens_in": int(tin), "tokens_out": int(tout), "errors": int(errors),
-                "latency_s": latency}
-
     # -- events and iterations ------------------------------------------------------------
     def add_event(self, iteration: int, kind: str, data: dict) -> None:
         """Append an event (``iteration_start``, ``oracle_candidate``, ``oracle_rejected``, ...)."""

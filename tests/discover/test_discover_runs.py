@@ -1,8 +1,10 @@
-"""``csro discover`` end to end through the real CLI, with the files provider and the embedded model."""
+"""Discovery runs (``kind: discover``) end to end through the real CLI, with the files provider and the embedded model."""
 
+import json
 import sqlite3
 
 import pytest
+import yaml
 
 from csro.store import RunStore
 
@@ -26,10 +28,17 @@ def replies(tmp_path):
     return folder
 
 
+def config(tmp_path, **fields):
+    path = tmp_path / "discover.yaml"
+    path.write_text(yaml.safe_dump({"kind": "discover", "target": "cfr", "train_games": "kuhn_2p",
+                                    "test_games": "kuhn_3p", **fields}))
+    return path
+
+
 def discover(tmp_path, *extra):
-    return csro("discover", "cfr", "--train-games", "kuhn_2p", "--test-games", "kuhn_3p", "--budget", "4",
-                "--iterations", "40", "--out", tmp_path / "run", "--set", "llm.provider=files",
-                "--set", f"llm.path={replies(tmp_path)}", "--set", "evolve.diff_ratio=1.0", *extra)
+    return csro("run", config(tmp_path, budget=4, iterations=40), "--out", tmp_path / "run",
+                "--set", "llm.provider=files", "--set", f"llm.path={replies(tmp_path)}",
+                "--set", "evolve.diff_ratio=1.0", *extra)
 
 
 def test_discover_cfr_with_files_evolves_from_cfr_plus_and_reports_against_the_library(tmp_path):
@@ -65,29 +74,34 @@ def test_an_interrupted_discovery_resumes_to_the_same_result(tmp_path):
         before = store.final()
     with sqlite3.connect(path) as conn:  # as if killed before the comparison was stored
         conn.execute("UPDATE run SET final = NULL")
+    status = json.loads(csro("status", tmp_path / "run", "--json").stdout)
+    assert status["kind"] == "discover" and not status["done"] and status["programs"] == 6
+    assert status["llm"]["calls"] == 4 and status["best"]["id"] == before["best"]
     resumed = csro("resume", tmp_path / "run")
     assert "exploitability after K = 40" in resumed.stdout
     with RunStore.open(tmp_path / "run") as store:
         after = store.final()
         assert len(store.llm_calls()) == 4  # served from the store, none made again
     assert after["games"] == before["games"] and after["best"] == before["best"]
+    (tmp_path / "run" / "report.html").unlink()
+    assert csro("report", tmp_path / "run").stdout.strip() == str(tmp_path / "run" / "report.html")
+    assert "Best vs the library" in (tmp_path / "run" / "report.html").read_text()
 
 
 def test_bad_input_is_one_line(tmp_path):
-    done = csro("discover", "cfr", "--train-games", "no_such_game", "--out", tmp_path / "x", check=False)
+    done = csro("run", config(tmp_path, train_games="no_such_game"), "--out", tmp_path / "x", check=False)
     assert done.returncode == 2 and done.stderr.startswith("error: unknown game set or suite game 'no_such_game'")
-    done = csro("discover", "dqn", "--out", tmp_path / "y", check=False)
-    assert done.returncode == 2 and "unknown target 'dqn'" in done.stderr
-    assert not (tmp_path / "x").exists()
+    done = csro("run", config(tmp_path, target="dqn"), "--out", tmp_path / "y", check=False)
+    assert done.returncode == 2 and done.stderr.startswith("error: config field target: ")
+    assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
 
 
 @pytest.mark.slow
 @pytest.mark.integration
 def test_discover_cfr_with_the_embedded_model(tmp_path):
     """The real 0.5B model writes the mutations; fitness comes from real, sandboxed CFR runs."""
-    done = csro("discover", "cfr", "--train-games", "kuhn_2p", "--test-games", "kuhn_3p", "--budget", "2",
-                "--iterations", "30", "--out", tmp_path / "run", "--set", "max_tokens=384",
-                "--set", "evolve.islands=1")
+    done = csro("run", config(tmp_path, budget=2, iterations=30), "--out", tmp_path / "run",
+                "--set", "max_tokens=384", "--set", "evolve.islands=1")
     assert "best program" in done.stdout
     with RunStore.open(tmp_path / "run") as store:
         calls = store.llm_calls()
@@ -117,9 +131,9 @@ def test_discover_psro_with_files_scores_meta_solvers_by_exact_psro(tmp_path):
     folder = tmp_path / "replies"
     folder.mkdir()
     (folder / "a.py").write_text(UNIFORM)
-    csro("discover", "psro", "--train-games", "kuhn_2p", "--test-games", "leduc_2p", "--budget", "2",
-         "--iterations", "4", "--out", tmp_path / "run", "--set", "llm.provider=files",
-         "--set", f"llm.path={folder}", "--set", "evolve.diff_ratio=0.0", "--set", "evolve.islands=1")
+    csro("run", config(tmp_path, target="psro", test_games="leduc_2p", budget=2, iterations=4), "--out",
+         tmp_path / "run", "--set", "llm.provider=files", "--set", f"llm.path={folder}",
+         "--set", "evolve.diff_ratio=0.0", "--set", "evolve.islands=1")
     with RunStore.open(tmp_path / "run") as store:
         programs = store.programs()
         final = store.final()

@@ -29,7 +29,7 @@ def article(page: str, policy_id: str) -> str:
 
 
 def test_exported_names():
-    assert csro.report.__all__ == ["build_html", "write_report"]
+    assert csro.report.__all__ == ["build_html", "write_report", "write_training_report"]
 
 
 def test_every_section_and_policy(page):

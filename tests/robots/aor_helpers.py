@@ -24,7 +24,7 @@ def csro(*args, check: bool = True, timeout: float = 240) -> subprocess.Complete
 
 def files_config(tmp_path: pathlib.Path, **fields) -> pathlib.Path:
     """Lift, 2 rewrite rounds of 2 episodes, the replies of tests/robots/replies."""
-    config = {"task": "Lift", "rounds": 2, "episodes": 2, "horizon": 80, "max_repairs": 1,
+    config = {"kind": "aor", "task": "Lift", "rounds": 2, "episodes": 2, "horizon": 80, "max_repairs": 1,
               "camera": {"width": 64, "height": 48, "episodes_with_frames": 1},
               "llm": {"provider": "files", "path": str(REPLIES)}, **fields}
     path = tmp_path / "aor.yaml"

@@ -3,6 +3,7 @@ simulator and sandbox: rejection and repair, rollback to the best, the store, re
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -29,7 +30,7 @@ def comparable(directory) -> dict:
 
 def test_a_files_run_rewrites_repairs_and_keeps_the_best(tmp_path):
     directory = tmp_path / "run"
-    done = csro("aor", "--task", "Lift", "--config", files_config(tmp_path), "--out", directory)
+    done = csro("run", files_config(tmp_path), "--out", directory)
     assert "best controller: c1.1  success rate 1.00" in done.stdout
     assert "c1: rejected: bad_action: get_action returned a list of 3" in done.stderr
     run = comparable(directory)
@@ -61,9 +62,9 @@ def test_a_files_run_rewrites_repairs_and_keeps_the_best(tmp_path):
 def test_kill_9_then_resume_ends_like_an_uninterrupted_run(tmp_path):
     config = files_config(tmp_path, episodes=3)
     whole = tmp_path / "whole"
-    csro("aor", "--config", config, "--out", whole)
+    csro("run", config, "--out", whole)
     directory = tmp_path / "killed"
-    proc = subprocess.Popen([sys.executable, "-m", "csro", "aor", "--config", str(config), "--out", str(directory)],
+    proc = subprocess.Popen([sys.executable, "-m", "csro", "run", str(config), "--out", str(directory)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                             env={**os.environ, "OMP_NUM_THREADS": "1"})
     try:
@@ -84,6 +85,8 @@ def test_kill_9_then_resume_ends_like_an_uninterrupted_run(tmp_path):
             pass
     with AorStore.open(directory) as store:
         assert store.final() is None and len(store.rounds()) < 3
+    status = json.loads(csro("status", directory, "--json").stdout)
+    assert status["kind"] == "aor" and not status["done"] and status["round"] in (0, 1) and status["controllers"]
     resumed = csro("resume", directory)
     assert "best controller: c1.1" in resumed.stdout
     assert comparable(directory) == comparable(whole)
@@ -91,12 +94,16 @@ def test_kill_9_then_resume_ends_like_an_uninterrupted_run(tmp_path):
     csro("resume", directory)  # a finished run: only the report is rewritten
     assert comparable(directory) == before
     assert csro("report", directory).stdout.strip() == str(directory / "report.html")
+    status = json.loads(csro("status", directory, "--json").stdout)
+    assert status["done"] and status["best"] == "c1.1" and status["final"]["success_rate"] == 1.0
+    assert {c["id"]: c["success_rate"] for c in status["controllers"]} == {"c0": 0.0, "c1": None, "c1.1": 1.0,
+                                                                           "c2": 0.0}
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path):
-    bad = csro("aor", "--task", "Push", "--out", tmp_path / "x", check=False)
+    bad = csro("run", files_config(tmp_path), "--set", "task=Push", "--out", tmp_path / "x", check=False)
     assert bad.returncode == 2 and bad.stderr.strip() == "error: unknown task 'Push' (valid: Lift, PickPlaceCan, Stack)"
-    bad = csro("aor", "--config", files_config(tmp_path, episodes=0), "--out", tmp_path / "y", check=False)
+    bad = csro("run", files_config(tmp_path, episodes=0), "--out", tmp_path / "y", check=False)
     assert bad.returncode == 2 and "config field episodes" in bad.stderr
     assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
     missing = csro("robot-eval", "--task", "Lift", "--controller", tmp_path / "none.py", check=False)

@@ -16,7 +16,7 @@ def test_one_rewrite_round_with_the_embedded_model(tmp_path):
     config = files_config(tmp_path, rounds=1, episodes=1, horizon=60, max_repairs=0, max_tokens=160,
                           initial_controller=str(EXAMPLES / "lift.py"), llm={"provider": "embedded"})
     directory = tmp_path / "run"
-    done = csro("aor", "--config", config, "--out", directory, timeout=280)
+    done = csro("run", config, "--out", directory, timeout=280)
     assert "report: " in done.stdout
     with AorStore.open(directory) as store:
         calls = store.llm_calls()

@@ -54,7 +54,7 @@ def test_a_rewrite_round_sends_the_parents_key_frames(tmp_path):
     with ScriptedServer(Answer(answer)) as server:
         config = files_config(tmp_path, rounds=1, initial_controller=str(broken), images="on",
                               llm={"provider": "openai", "model": "vision-1", "base_url": server.url})
-        csro("aor", "--config", config, "--out", tmp_path / "run")
+        csro("run", config, "--out", tmp_path / "run")
     seen, = server.seen
     user = seen.body["messages"][-1]["content"]
     text, images = user[0]["text"], [part["image_url"]["url"] for part in user[1:]]

@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.integration]
 def report(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("aor-report")
     directory = tmp / "run"
-    csro("aor", "--config", files_config(tmp, rounds=1), "--out", directory)
+    csro("run", files_config(tmp, rounds=1), "--out", directory)
     return directory / "report.html"
 
 

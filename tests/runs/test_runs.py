@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from csro.store import RunStore
+from csro.store import RunStore, StoreError
 from run_helpers import POLICIES, csro, small_config, status, write_config
 
 
@@ -71,10 +71,12 @@ def test_kill_9_then_resume_ends_like_an_uninterrupted_run(tmp_path, replies):
     try:
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline and proc.poll() is None:
-            if (directory / "run.db").exists():
+            try:
                 with RunStore.open(directory) as store:
                     if any(d["iteration"] == 1 for d in store.iterations()):
                         break
+            except StoreError:  # not created yet, or its schema not yet committed
+                pass
             time.sleep(0.05)
         assert proc.poll() is None, "the run ended before it could be killed"
         os.kill(proc.pid, signal.SIGKILL)  # the main process only, as `kill -9 PID` would

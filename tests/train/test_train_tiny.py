@@ -4,6 +4,7 @@ import json
 import math
 
 import pytest
+import yaml
 
 torch = pytest.importorskip("torch")
 
@@ -92,25 +93,36 @@ def test_log_probs_count_completion_tokens_only_and_padding_does_not_leak():
             assert lp[r, :len(completions[r])].tolist() == pytest.approx(manual, abs=1e-4)
 
 
+def _write(path, **fields):
+    path.write_text(yaml.safe_dump({"kind": "train", "model": "tiny", "task": "arith", "k": 2, "group_size": 2,
+                                    "tokens": {"router": 2, "solver": 3, "verifier": 3, "aggregator": 2}, **fields}))
+    return path
+
+
 @pytest.mark.parametrize("algo, norm", [("grpo", "sqrt"), ("drmas", "sqrt"), ("srpo", "singleton")])
-def test_cli_train_runs_each_objective(tmp_path, algo, norm):
+def test_cli_run_trains_each_objective(tmp_path, algo, norm):
     out = tmp_path / algo
-    result = CliRunner().invoke(app, ["train", "--task", "arith", "--algo", algo, "--norm", norm, "--steps", "1",
-                                      "--k", "2", "--model", "tiny", "--group-size", "2", "--out", str(out),
-                                      "--tokens", "router=2,solver=3,verifier=3,aggregator=2", "--json"])
+    config = _write(tmp_path / "train.yaml", algo=algo, steps=1)
+    result = CliRunner().invoke(app, ["run", str(config), "--out", str(out), "--set", f"norm={norm}"])
     assert result.exit_code == 0, result.output
-    summary = json.loads(result.output.strip().splitlines()[-1])
-    assert summary["steps"] == 1 and len(summary["reward_over_steps"]) == 1
+    status = CliRunner().invoke(app, ["status", str(out), "--json"])
+    s = json.loads(status.output)
+    assert s["kind"] == "train" and s["algo"] == algo and s["done"] and len(s["reward_over_steps"]) == 1
+    assert s["final"]["steps"] == 1
+    assert f"report: {out / 'report.html'}" in result.output and (out / "report.html").is_file()
 
 
 def test_cli_refuses_bad_input(tmp_path):
     import subprocess
     import sys
 
-    for args, words in ((["--task", "chess"], "task"), (["--steps", "0"], "steps"), (["--norm", "cube"], "norm")):
-        proc = subprocess.run([sys.executable, "-m", "csro", "train", "--model", "tiny", "--out", str(tmp_path / "x"), *args],
+    config = _write(tmp_path / "train.yaml")
+    for args, words in ((["--set", "task=chess"], "task"), (["--set", "steps=0"], "steps"),
+                        (["--set", "norm=cube"], "norm")):
+        proc = subprocess.run([sys.executable, "-m", "csro", "run", str(config), "--out", str(tmp_path / "x"), *args],
                               capture_output=True, text=True)
-        assert proc.returncode == 2 and proc.stderr.startswith("error: ") and words in proc.stderr, proc.stderr
+        assert proc.returncode == 2 and proc.stderr.startswith("error: config field ") and words in proc.stderr, proc.stderr
+        assert not (tmp_path / "x").exists()
 
 
 def test_train_ablation_writes_the_table_and_plots(tmp_path):
@@ -125,20 +137,26 @@ def test_train_ablation_writes_the_table_and_plots(tmp_path):
     assert (tmp_path / "ablation_rewards.svg").read_text().lstrip().startswith("<?xml")
 
 
-def test_cli_resume_takes_stored_flags_and_refuses_different_ones(tmp_path):
-    out = str(tmp_path / "run")
-    common = ["--tokens", "router=2,solver=2,verifier=2,aggregator=2"]
-    first = CliRunner().invoke(app, ["train", "--model", "tiny", "--algo", "grpo", "--k", "2", "--group-size", "2",
-                                     "--steps", "1", "--out", out, "--json", *common])
-    assert first.exit_code == 0, first.output
-    again = CliRunner().invoke(app, ["train", "--out", out, "--steps", "2", "--resume", "--json"])
-    assert again.exit_code == 0, again.output
+def test_cli_resume_continues_an_interrupted_run_and_report_rewrites_its_page(tmp_path):
+    out = tmp_path / "run"
+    part = TrainRun.create(_config(algo="grpo"), out)
+    part.step(0)  # as a run killed after its first step leaves it
+    part.store.close()
+    shown = CliRunner().invoke(app, ["status", str(out)])
+    assert shown.exit_code == 0 and "1 of 3 steps finished" in shown.output
+    resumed = CliRunner().invoke(app, ["resume", str(out)])
+    assert resumed.exit_code == 0, resumed.output
+    assert "step   1/3" in resumed.output and "step   0/3" not in resumed.output  # step 0 was not trained again
     with TrainStore.open(out) as store:
-        assert [s["step"] for s in store.steps()] == [0, 1] and store.config()["algo"] == "grpo"
-    clash = CliRunner().invoke(app, ["train", "--out", out, "--algo", "srpo", "--resume"])
-    assert clash.exit_code != 0 and "algo" in str(clash.exception)
-    exists = CliRunner().invoke(app, ["train", "--out", out, "--model", "tiny"])
-    assert exists.exit_code != 0 and "--resume" in str(exists.exception)
+        assert [s["step"] for s in store.steps()] == [0, 1, 2] and store.config()["algo"] == "grpo"
+        assert store.final()["steps"] == 3
+    (out / "report.html").unlink()
+    again = CliRunner().invoke(app, ["report", str(out)])
+    assert again.exit_code == 0 and again.output.strip() == str(out / "report.html")
+    page = (out / "report.html").read_text()
+    assert "Reward over steps" in page and "<svg" in page and "grpo" in page
+    exists = CliRunner().invoke(app, ["run", str(_write(tmp_path / "t.yaml")), "--out", str(out)])
+    assert exists.exit_code != 0 and "csro resume" in str(exists.exception)
 
 
 @pytest.mark.parametrize("bf16, tol", [(False, 1e-4), (True, 5e-2)])

@@ -1,7 +1,7 @@
-"""``csro aor`` and ``csro robot-eval``: LLM-written robot controllers on robosuite (docs/aor.md).
+"""``csro robot-eval``, and how an AOR run (``kind: aor``) is shown: LLM-written robot controllers (docs/aor.md).
 
-``csro resume DIR`` and ``csro report DIR`` hand an AOR run directory (one holding ``aor.db``)
-to ``resume_aor`` and ``report_aor`` here.
+An AOR run is started with ``csro run CONFIG`` (``kind: aor``) and continued, inspected and
+reported with ``csro resume / status / report`` (``csro.cli.run``); ``VIEW`` is how it is shown.
 """
 
 from __future__ import annotations
@@ -9,68 +9,55 @@ from __future__ import annotations
 import json
 import pathlib
 import sys
-from typing import List, Optional
 
 import typer
 from rich.console import Console
+from rich.table import Table
 
 from csro.cli._app import app
+from csro.cli._views import View
 from csro.errors import PolicyError
 
+out = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
 
 
-def _event(round_: int, kind: str, data: dict) -> None:
-    """One stderr line per loop event."""
+def event_line(round_: int, kind: str, data: dict, total: int | None) -> str | None:
+    """One terminal line for an AOR loop event (None: not shown)."""
     if kind == "round_start":
-        err.print(f"[bold]round {round_}[/bold]: " + (f"rewriting {data['parent']}" if data["parent"]
-                                                       else "writing the first controller"), highlight=False)
-    elif kind == "controller":
+        return f"[bold]round {round_}/{total}[/bold]: " + (f"rewriting {data['parent']}" if data["parent"]
+                                                           else "writing the first controller")
+    if kind == "controller":
         what = "passed the smoke check" if data["valid"] else f"rejected: {' '.join(str(data['error']).split())[:140]}"
-        err.print(f"  {data['id']}: {what}", highlight=False)
-    elif kind == "episode":
+        return f"  {data['id']}: {what}"
+    if kind == "episode":
         verdict = "success" if data["success"] else data["end"]
-        err.print(f"  {data['controller']} episode {data['episode']}: {verdict} in {data['steps']} steps", highlight=False)
-    elif kind == "round_done" and data.get("summary"):
+        return f"  {data['controller']} episode {data['episode']}: {verdict} in {data['steps']} steps"
+    if kind == "round_done" and data.get("summary"):
         s = data["summary"]
-        err.print(f"  round {round_} done: {data['controller']} success {s['success_rate']:.2f}; best "
-                  f"{data['best']} ({data['best_success_rate']:.2f})", highlight=False)
+        return (f"  round {round_} done: {data['controller']} success {s['success_rate']:.2f}; best "
+                f"{data['best']} ({data['best_success_rate']:.2f})")
+    return None
 
 
-def _closing(directory: pathlib.Path, report: pathlib.Path) -> None:
-    from csro.robots import AorStore
-
-    with AorStore.open(directory) as store:
-        final = store.final() or {}
-    print(f"best controller: {final.get('best')}  success rate {final.get('success_rate', 0.0):.2f}")
-    print(f"report: {report}")
+def closing(directory: pathlib.Path, report: pathlib.Path, s: dict) -> None:
+    final = s["final"] or {}
+    out.print(f"best controller: {final.get('best')}  success rate {final.get('success_rate', 0.0):.2f}", highlight=False)
+    out.print(f"report: {report}", highlight=False)
 
 
-@app.command("aor")
-def aor_cmd(
-    task: Optional[str] = typer.Option(None, "--task", help="Lift | PickPlaceCan | Stack (overrides the config)."),
-    config: Optional[pathlib.Path] = typer.Option(None, "--config", help="The run's YAML configuration."),
-    out_dir: pathlib.Path = typer.Option(..., "--out", "-o", help="The new run directory (aor.db and report.html)."),
-    overrides: List[str] = typer.Option([], "--set", help="Override a field: key.path=value (repeatable)."),
-) -> None:
-    """Act–Observe–Rewrite: an LLM rewrites a robot controller from episode outcomes; resumable."""
-    from csro.robots import _runs, load_aor_config
-
-    cfg = load_aor_config(config, list(overrides) + ([f"task={task}"] if task else []))
-    report = _runs.start(cfg, out_dir, _event)
-    _closing(out_dir, report)
+def status_text(directory: pathlib.Path, s: dict) -> None:
+    state = "done" if s["done"] else f"round {s['round'] if s['round'] is not None else '-'} of {s['rounds']} finished"
+    out.print(f"{directory}: AOR on {s['task']}, {state}; best {s['best']}", highlight=False)
+    table = Table("controller", "round", "parent", "valid", "success rate", "sha256")
+    for c in s["controllers"]:
+        rate = "-" if c["success_rate"] is None else f"{c['success_rate']:.2f}"
+        table.add_row(c["id"], str(c["round"]), c["parent"] or "-", "yes" if c["valid"] else "no", rate,
+                      (c["sha256"] or "-")[:12])
+    out.print(table)
 
 
-def resume_aor(directory: pathlib.Path) -> None:
-    from csro.robots import _runs
-
-    _closing(directory, _runs.resume(directory, _event))
-
-
-def report_aor(directory: pathlib.Path) -> pathlib.Path:
-    from csro.robots._report import write_aor_report
-
-    return write_aor_report(directory)
+VIEW = View(event_line=event_line, closing=closing, status=status_text, total=lambda s: s["rounds"])
 
 
 @app.command("robot-eval")

@@ -1,42 +1,24 @@
-"""``csro discover cfr|psro``: evolve CFR hooks or a PSRO meta-solver with the LLM (Li et al. 2026)."""
+"""How a discovery run (``kind: discover``) is shown: evolved CFR hooks or PSRO meta-solvers (Li et al. 2026).
+
+A discovery run is started with ``csro run CONFIG`` (``kind: discover``, e.g.
+``configs/discover-cfr.yaml``) and continued, inspected and reported with ``csro resume / status
+/ report`` (``csro.cli.run``); ``VIEW`` is how it is shown.
+"""
 
 from __future__ import annotations
 
 import pathlib
 import sys
-from typing import List, Optional
 
-import typer
-import yaml
 from rich.console import Console
 from rich.table import Table
 
-from csro.cli._app import app
-from csro.config import apply_overrides, parse_model
-from csro.discover import DiscoverConfig
-from csro.discover import start as start_discovery
-from csro.errors import ConfigError
+from csro.cli._views import View
 
 out = Console(width=None if sys.stdout.isatty() else 160)
-err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
 
 
-def load_discover_config(path: pathlib.Path | None, overrides: List[str], **fields) -> DiscoverConfig:
-    """The YAML file (if any), then ``--set`` overrides, then the command's flags."""
-    data: dict = {}
-    if path is not None:
-        try:
-            data = yaml.safe_load(pathlib.Path(path).read_text()) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise ConfigError(f"cannot read the discovery configuration {path}: {exc}") from None
-        if not isinstance(data, dict):
-            raise ConfigError(f"{path}: a discovery configuration is a mapping of fields")
-    data = apply_overrides(data, overrides)
-    data.update({k: v for k, v in fields.items() if v is not None})
-    return parse_model(DiscoverConfig, data)
-
-
-def event_line(kind: str, data: dict) -> str | None:
+def event_line(step: int, kind: str, data: dict, total: int | None) -> str | None:
     """One terminal line for a discovery or search event (None: not shown)."""
     if kind == "discover_start":
         return (f"[bold]discovering {data['target']}[/bold]: K = {data['k']}, train {', '.join(data['train'])}, "
@@ -53,7 +35,8 @@ def event_line(kind: str, data: dict) -> str | None:
     return None
 
 
-def print_final(directory: pathlib.Path) -> None:
+def closing(directory: pathlib.Path, report: pathlib.Path, s: dict) -> None:
+    """The best program against the library on every game (the final record)."""
     from csro.store import RunStore
 
     with RunStore.open(directory) as store:
@@ -71,30 +54,16 @@ def print_final(directory: pathlib.Path) -> None:
     out.print(table)
     out.print(f"best program {final['best']}: fitness {final['fitness']:.4g} (seed {final['seed_fitness']:.4g}); "
               f"{final['programs']} programs, {final['llm_calls']} LLM calls, stopped by {final['stop']}")
-    out.print(f"report: {directory / 'report.html'}")
+    out.print(f"report: {report}")
 
 
-@app.command("discover")
-def discover_cmd(
-    target: str = typer.Argument(..., help="cfr (the three CFR hooks) or psro (the training meta-solver)."),
-    out_dir: pathlib.Path = typer.Option(..., "--out", "-o", help="The new run directory."),
-    train_games: Optional[str] = typer.Option(None, "--train-games", help="Suite set (train, test, all) or comma-separated suite games."),
-    test_games: Optional[str] = typer.Option(None, "--test-games", help="Held-out games, the same way."),
-    budget: Optional[int] = typer.Option(None, "--budget", help="LLM calls in all."),
-    iterations: Optional[int] = typer.Option(None, "--iterations", help="K (default: 1000 for cfr, 100 for psro, as in the paper)."),
-    config: Optional[pathlib.Path] = typer.Option(None, "--config", help="A YAML discovery configuration."),
-    overrides: List[str] = typer.Option([], "--set", help="Override a field: key.path=value (repeatable)."),
-) -> None:
-    """Evolve CFR hooks (from CFR+) or a PSRO meta-solver; report the best against the library."""
-    if target not in ("cfr", "psro"):
-        raise ConfigError(f"discover: unknown target {target!r}; use cfr or psro")
-    cfg = load_discover_config(config, overrides, target=target, train_games=train_games, test_games=test_games,
-                               budget=budget, iterations=iterations)
-    start_discovery(cfg, out_dir, on_event=_print_event)
-    print_final(out_dir)
+def status_text(directory: pathlib.Path, s: dict) -> None:
+    best = s["best"]
+    state = "done" if s["done"] else "searching or interrupted"
+    out.print(f"{directory}: discovery of {s['target']} (K = {s['k']}), {state}; {s['programs']} programs "
+              f"({', '.join(f'{k} {v}' for k, v in sorted(s['statuses'].items()))}), {s['llm']['calls']} of "
+              f"{s['budget']} LLM calls; best " + (f"{best['id']} (fitness {best['fitness']:.4g})" if best else "-"),
+              highlight=False)
 
 
-def _print_event(kind: str, data: dict) -> None:
-    line = event_line(kind, data)
-    if line:
-        err.print(line, highlight=False)
+VIEW = View(event_line=event_line, closing=closing, status=status_text, total=lambda s: None)

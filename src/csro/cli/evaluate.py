@@ -22,7 +22,7 @@ console = Console(width=None if sys.stdout.isatty() else 160)
 
 
 @app.command("games")
-def games_cmd(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+def games_cmd(json_out: bool = typer.Option(False, "--json", help="Print one JSON list on stdout.")) -> None:
     """List the built-in game names with short descriptions (any OpenSpiel game string works too)."""
     games = list_games()
     if json_out:

@@ -24,7 +24,7 @@ def psro_exact_cmd(
                                      help=f"Meta-solver for best-response targets: {', '.join(sorted(META_SOLVERS))}."),
     eval_solver: str = typer.Option("nash", "--eval-solver",
                                     help="Meta-solver whose mixture's NashConv is reported."),
-    iterations: int = typer.Option(10, "--iterations", "-n",
+    iterations: int = typer.Option(10, "--iterations",
                                    help="PSRO iterations (iteration 0 = the uniform policy)."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
 ) -> None:

@@ -1,4 +1,9 @@
-"""``csro run``, ``csro resume``, ``csro status`` and ``csro report``: the CSRO loop's commands."""
+"""``csro run``, ``csro resume``, ``csro status`` and ``csro report``: every kind of run, and ``csro config``.
+
+The commands dispatch through the run-kind registry (``csro.runkinds``): ``run`` starts the kind
+its configuration names, the others read the kind recorded in the run directory. How each kind
+is shown is its ``View`` (``VIEWS``); the CSRO loop's is here.
+"""
 
 from __future__ import annotations
 
@@ -13,12 +18,12 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from csro import runs
+from csro import runkinds, runs
+from csro.cli import aor, discover, train
 from csro.cli._app import app
 from csro.cli._progress import new_progress
-from csro.config import apply_overrides, documented_yaml, load_config, parse_config
-from csro.errors import ConfigError
-from csro.report import write_report
+from csro.cli._views import View
+from csro.config import documented_yaml
 
 out = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
@@ -71,11 +76,11 @@ def _event_line(iteration: int, kind: str, data: dict, total: int) -> str | None
 
 
 @contextlib.contextmanager
-def _view(iterations: int) -> Iterator[runs.Hooks]:
+def _hooks(view: View, total: int | None) -> Iterator[runs.Hooks]:
     """Event lines on stderr, and a match progress bar when stderr is a terminal."""
     if not sys.stderr.isatty():
         def on_event(i: int, kind: str, data: dict) -> None:
-            line = _event_line(i, kind, data, iterations)
+            line = view.event_line(i, kind, data, total)
             if line:
                 err.print(line, highlight=False)
         yield runs.Hooks(on_event=on_event)
@@ -84,31 +89,22 @@ def _view(iterations: int) -> Iterator[runs.Hooks]:
         tasks: dict[str, int] = {}
 
         def on_event(i: int, kind: str, data: dict) -> None:
-            line = _event_line(i, kind, data, iterations)
+            line = view.event_line(i, kind, data, total)
             if line:
                 bar.console.print(line, highlight=False)
 
-        def on_progress(phase: str, done: int, total: int) -> None:
+        def on_progress(phase: str, done: int, total_matches: int) -> None:
             if phase not in tasks:
-                tasks[phase] = bar.add_task(f"{phase} matches", total=total)
-            bar.update(tasks[phase], completed=done, total=total)
-            if done >= total:
+                tasks[phase] = bar.add_task(f"{phase} matches", total=total_matches)
+            bar.update(tasks[phase], completed=done, total=total_matches)
+            if done >= total_matches:
                 bar.remove_task(tasks.pop(phase))
 
         yield runs.Hooks(on_event=on_event, on_progress=on_progress)
 
 
-def _is_discovery(directory: pathlib.Path) -> bool:
-    from csro.discover import is_discovery
-    from csro.store import RunStore
-
-    with RunStore.open(directory) as store:
-        return is_discovery(store.config())
-
-
-def _summary(directory: pathlib.Path, report: pathlib.Path) -> None:
+def _summary(directory: pathlib.Path, report: pathlib.Path, s: dict) -> None:
     """The final table: the population with sigma and each member's score against sigma."""
-    s = runs.status(directory)
     _population_table(s, title=f"population of {directory}")
     final = s["final"]
     if final:
@@ -119,55 +115,6 @@ def _summary(directory: pathlib.Path, report: pathlib.Path) -> None:
     out.print(f"report: {report}")
 
 
-@app.command("run")
-def run_cmd(
-    config: pathlib.Path = typer.Argument(..., help="The run's YAML configuration."),
-    out_dir: pathlib.Path = typer.Option(..., "--out", "-o", help="The new run directory (holds run.db and report.html)."),
-    overrides: List[str] = typer.Option([], "--set", help="Override a field: key.path=value (repeatable)."),
-) -> None:
-    """Run CSRO: PSRO with an LLM writing best responses as code; resumable with `csro resume`."""
-    cfg = load_config(config, overrides)
-    with _view(cfg.iterations) as hooks:
-        report = runs.start(cfg, out_dir, hooks)
-    _summary(out_dir, report)
-
-
-@app.command("resume")
-def resume_cmd(directory: pathlib.Path = typer.Argument(..., help="The run directory.")) -> None:
-    """Continue an interrupted run (a CSRO, discovery or AOR run) to the result an uninterrupted run would have."""
-    if (directory / "aor.db").is_file():  # an Act-Observe-Rewrite run (csro aor)
-        from csro.cli.aor import resume_aor
-        return resume_aor(directory)
-    if _is_discovery(directory):
-        from csro.cli.discover import _print_event, print_final
-        from csro.discover import resume as resume_discovery
-
-        resume_discovery(directory, on_event=_print_event)
-        print_final(directory)
-        return
-    iterations = runs.status(directory)["iterations"]
-    with _view(iterations) as hooks:
-        report = runs.resume(directory, hooks)
-    _summary(directory, report)
-
-
-@app.command("status")
-def status_cmd(
-    directory: pathlib.Path = typer.Argument(..., help="The run directory."),
-    json_out: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
-) -> None:
-    """Where a run stands: iteration, population, sigma, final metrics, LLM usage."""
-    if _is_discovery(directory):
-        raise ConfigError(f"{directory} is a discovery run: see its report (csro report {directory})")
-    s = runs.status(directory)
-    if json_out:
-        print(json.dumps(s))
-        return
-    state = "done" if s["done"] else f"iteration {_fmt(s['iteration'])} of {s['iterations']} finished"
-    out.print(f"{directory}: {state}")
-    _population_table(s)
-
-
 def _population_table(s: dict, title: str | None = None) -> None:
     table = Table("policy", "iteration", "oracle", "u vs sigma_(k-1)", "sigma", "sha256", title=title)
     for member, weight in zip(s["population"], s["sigma"]):
@@ -176,20 +123,68 @@ def _population_table(s: dict, title: str | None = None) -> None:
     out.print(table)
 
 
+def _status_text(directory: pathlib.Path, s: dict) -> None:
+    state = "done" if s["done"] else f"iteration {_fmt(s['iteration'])} of {s['iterations']} finished"
+    out.print(f"{directory}: {state}")
+    _population_table(s)
+
+
+VIEWS = {
+    "csro": View(event_line=_event_line, closing=_summary, status=_status_text, total=lambda s: s["iterations"]),
+    "discover": discover.VIEW,
+    "aor": aor.VIEW,
+    "train": train.VIEW,
+}
+
+
+@app.command("run")
+def run_cmd(
+    config: pathlib.Path = typer.Argument(..., help="The run's YAML configuration; its kind field names the kind "
+                                                   "of run: csro (the default), discover, aor or train."),
+    out_dir: pathlib.Path = typer.Option(..., "--out", "-o", help="The new run directory (its store and report.html)."),
+    overrides: List[str] = typer.Option([], "--set", help="Override a field: key.path=value (repeatable)."),
+) -> None:
+    """Start a run of any kind (CSRO, discovery, AOR, training); resumable with `csro resume`."""
+    cfg = runkinds.load(config, overrides)
+    view = VIEWS[cfg.kind]
+    with _hooks(view, view.total(cfg.model_dump())) as hooks:
+        report = runkinds.start(cfg, out_dir, hooks)
+    view.closing(out_dir, report, runkinds.status(out_dir))
+
+
+@app.command("resume")
+def resume_cmd(directory: pathlib.Path = typer.Argument(..., help="The run directory.")) -> None:
+    """Continue an interrupted run of any kind to the result an uninterrupted run would have."""
+    s = runkinds.status(directory)
+    view = VIEWS[s["kind"]]
+    with _hooks(view, view.total(s)) as hooks:
+        report = runkinds.resume(directory, hooks)
+    view.closing(directory, report, runkinds.status(directory))
+
+
+@app.command("status")
+def status_cmd(
+    directory: pathlib.Path = typer.Argument(..., help="The run directory."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+) -> None:
+    """Where a run stands (any kind): its progress, its members or steps, its final result, its LLM use."""
+    s = runkinds.status(directory)
+    if json_out:
+        print(json.dumps(s))
+        return
+    VIEWS[s["kind"]].status(directory, s)
+
+
+@app.command("report")
+def report_cmd(directory: pathlib.Path = typer.Argument(..., help="The run directory.")) -> None:
+    """Write DIR/report.html from the run's store, any kind (self-contained; open it in a browser)."""
+    print(runkinds.report(directory))
+
+
 @app.command("config")
 def config_cmd(
     config: Optional[pathlib.Path] = typer.Argument(None, help="A YAML configuration (default: none, the defaults)."),
     overrides: List[str] = typer.Option([], "--set", help="Override a field: key.path=value (repeatable)."),
 ) -> None:
-    """Print the effective configuration, every field with its description (a starting point)."""
-    cfg = load_config(config, overrides) if config else parse_config(apply_overrides({}, overrides))
-    print(documented_yaml(cfg), end="")
-
-
-@app.command("report")
-def report_cmd(directory: pathlib.Path = typer.Argument(..., help="The run directory.")) -> None:
-    """Write DIR/report.html from the run store (self-contained; open it in a browser)."""
-    if (directory / "aor.db").is_file():  # an Act-Observe-Rewrite run (csro aor)
-        from csro.cli.aor import report_aor
-        return print(report_aor(directory))
-    print(write_report(directory))
+    """Print the effective configuration of any kind (--set kind=aor: the AOR defaults), every field described."""
+    print(documented_yaml(runkinds.load(config, overrides)), end="")

@@ -61,7 +61,7 @@ def _progress_bar(enabled: bool):
 
 @app.command()
 def solve(
-    game: str = typer.Option(..., "--game", help="OpenSpiel game string, e.g. leduc_poker."),
+    game: str = typer.Option(..., "--game", "-g", help="OpenSpiel game string, e.g. leduc_poker."),
     algo: str = typer.Option(..., "--algo", help=f"CFR variant: {_ALGOS_HELP}."),
     iterations: int = typer.Option(..., "--iterations", help="CFR iterations (>= 1)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
@@ -101,7 +101,7 @@ def suite(
         "cfr,cfr+,dcfr,pcfr+,vad-cfr,wop-cfr", "--algos", help="Comma-separated variants."
     ),
     iterations: int = typer.Option(1000, "--iterations", help="Iterations per run."),
-    out: Path = typer.Option(..., "--out", help="Output folder for CSVs and plots."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output folder for CSVs and plots."),
     checkpoints: str | None = typer.Option(
         None, "--checkpoints", help="Comma-separated iterations (default: log-spaced)."
     ),

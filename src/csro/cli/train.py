@@ -1,8 +1,13 @@
-"""``csro train`` and ``csro train-ablation``: SRPO training of the oracle's LLM team."""
+"""``csro train-ablation``, and how a training run (``kind: train``) is shown: SRPO training of the oracle's LLM team.
+
+A training run is started with ``csro run CONFIG`` (``kind: train``, e.g. ``configs/train-arith.yaml``)
+and continued, inspected and reported with ``csro resume / status / report`` (``csro.cli.run``);
+``VIEW`` is how it is shown.
+"""
 
 from __future__ import annotations
 
-import json
+import pathlib
 import sys
 from typing import Optional
 
@@ -11,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from csro.cli._app import app
+from csro.cli._views import View
 
 console = Console(width=None if sys.stdout.isatty() else 160)
 
@@ -40,60 +46,40 @@ def _print_steps(steps: list[dict], title: str) -> None:
     console.print(table)
 
 
-@app.command("train")
-def train_cmd(
-    out: str = typer.Option(..., "--out", help="run directory (train.db, checkpoints/)"),
-    task: Optional[str] = typer.Option(None, "--task", help="arith (default) | rrps-team"),
-    algo: Optional[str] = typer.Option(None, "--algo", help="srpo (default) | grpo | drmas"),
-    norm: Optional[str] = typer.Option(None, "--norm", help="srpo set-ratio normalisation: sqrt (default) | sum | mean | singleton"),
-    steps: Optional[int] = typer.Option(None, "--steps", help="training steps (default 30)"),
-    k: Optional[int] = typer.Option(None, "--k", help="parallel workers (solvers / proposers) at most (default 3)"),
-    model: Optional[str] = typer.Option(None, "--model", help="smollm2-135m (default) | tiny (random, for tests)"),
-    group_size: Optional[int] = typer.Option(None, "--group-size", help="episodes per problem (default 4)"),
-    seed: Optional[int] = typer.Option(None, "--seed", help="run seed (default 0)"),
-    lr: Optional[float] = typer.Option(None, "--lr", help="AdamW learning rate (default 2e-3)"),
-    tokens: Optional[str] = typer.Option(None, "--tokens", help="max new tokens per role, e.g. solver=8,verifier=6"),
-    bf16: Optional[bool] = typer.Option(None, "--bf16/--fp32", help="bf16 autocast for sampling, old and new log-probs alike (default fp32)"),
-    threads: Optional[int] = typer.Option(None, "--threads", help="torch CPU threads (default 1)"),
-    device: Optional[str] = typer.Option(None, "--device", help="auto (default) | cpu | cuda"),
-    resume: bool = typer.Option(False, "--resume", help="continue the run stored in --out (flags not given: as stored)"),
-    json_out: bool = typer.Option(False, "--json", help="print the summary as JSON"),
-) -> None:
-    """Train the team's policy with SRPO (or a baseline); reward over steps in DIR/train.db."""
-    from csro.train.config import train_config
+def event_line(step: int, kind: str, data: dict, total: int | None) -> str | None:
+    """One terminal line per finished training step."""
+    if kind != "train_step":
+        return None
+    m = data
+    return (f"step {m['step']:3d}/{total}  reward {m['reward_mean']:.3f}  loss {m['loss']:+.4f}  K {m['k_mean']:.2f}  "
+            f"{m['step_s']:.1f} s (generate {m['generate_s']:.1f}, update {m['update_s']:.1f})")
 
-    values = {key: v for key, v in dict(task=task, algo=algo, norm=norm, steps=steps, k=k, model=model,
-                                      group_size=group_size, seed=seed, lr=lr, tokens=_tokens(tokens), bf16=bf16,
-                                      threads=threads, device=device).items() if v is not None}
-    if not resume:
-        train_config(**values)  # a bad flag fails here, before torch is imported
-    from csro.train.trainer import open_or_create
 
-    run = open_or_create(values, out, resume)
-    config = run.config
-    try:
-        if run.start_step:
-            console.print(f"resuming {out} at step {run.start_step}")
+def closing(directory: pathlib.Path, report: pathlib.Path, s: dict) -> None:
+    """The steps table and the reward summary."""
+    from csro.train.store import TrainStore
 
-        def show(m: dict) -> None:
-            if not json_out:
-                console.print(f"step {m['step']:3d}  reward {m['reward_mean']:.3f}  loss {m['loss']:+.4f}  "
-                              f"K {m['k_mean']:.2f}  {m['step_s']:.1f} s (generate {m['generate_s']:.1f}, "
-                              f"update {m['update_s']:.1f})")
+    with TrainStore.open(directory) as store:
+        steps = store.steps()
+    _print_steps(steps, f"{s['task']} / {s['algo']} / {s['model']}")
+    summary = s["final"] or {}
+    if summary.get("steps"):
+        console.print(f"reward: first step {summary['reward_first']:.3f}, mean {summary['reward_mean']:.3f}, "
+                      f"last half {summary['reward_mean_last_half']:.3f}; {summary['seconds_per_step']:.1f} s/step "
+                      f"({summary['generate_share']:.0%} generation, {summary['update_share']:.0%} update); "
+                      f"dropped events {summary['dropped_events']}")
+    console.print(f"report: {report}", highlight=False)
 
-        summary = run.run(on_step=show)
-        steps_done = run.store.steps()
-    finally:
-        run.store.close()
-    if json_out:
-        print(json.dumps(summary))
-        return
-    _print_steps(steps_done, f"{config.task} / {config.algo}" + (f" ({config.norm})" if config.algo == "srpo" else "")
-                 + f" / {config.model}")
-    console.print(f"reward: first step {summary['reward_first']:.3f}, mean {summary['reward_mean']:.3f}, "
-                  f"last half {summary['reward_mean_last_half']:.3f}; {summary['seconds_per_step']:.1f} s/step "
-                  f"({summary['generate_share']:.0%} generation, {summary['update_share']:.0%} update); "
-                  f"dropped events {summary['dropped_events']}")
+
+def status_text(directory: pathlib.Path, s: dict) -> None:
+    done = len(s["reward_over_steps"])
+    state = "done" if s["done"] else f"{done} of {s['steps']} steps finished"
+    rewards = ", ".join(f"{r:.3f}" for r in s["reward_over_steps"]) or "-"
+    console.print(f"{directory}: training {s['task']} / {s['algo']} / {s['model']}, {state}; reward over steps: "
+                  f"{rewards}", highlight=False)
+
+
+VIEW = View(event_line=event_line, closing=closing, status=status_text, total=lambda s: s["steps"])
 
 
 @app.command("train-ablation")
@@ -101,7 +87,7 @@ def train_ablation_cmd(
     task: str = typer.Option("arith", "--task", help="arith | rrps-team"),
     steps: int = typer.Option(3, "--steps", help="training steps per run"),
     seeds: int = typer.Option(1, "--seeds", help="seeds per variant (the same for every variant)"),
-    out: str = typer.Option(..., "--out", help="directory: one run per (variant, seed), the table and plots"),
+    out: str = typer.Option(..., "--out", "-o", help="directory: one run per (variant, seed), the table and plots"),
     k: int = typer.Option(3, "--k"),
     model: str = typer.Option("smollm2-135m", "--model", help="smollm2-135m | tiny"),
     group_size: Optional[int] = typer.Option(None, "--group-size"),

@@ -1,4 +1,4 @@
-"""The configuration of ``csro discover``: what is evolved, on which games, with what budget.
+"""The configuration of a discovery run (``kind: discover``): what is evolved, on which games, with what budget.
 
 Li et al. (arXiv 2602.16928): fitness is the mean over training games of -exploitability
 (NashConv / N) after K = 1000 CFR iterations or K = 100 PSRO iterations; the v1 training set
@@ -13,12 +13,13 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from csro.config import EvolveConfig, LLMConfig, _Section
+from csro.config import EvolveConfig, LLMConfig, RunRoot
 
 
-class DiscoverConfig(_Section):
-    """One discovery run (``csro discover cfr|psro``)."""
+class DiscoverConfig(RunRoot):
+    """One discovery run (``kind: discover``)."""
 
+    kind: Literal["discover"] = Field("discover", description="the kind of run (csro run starts a discovery run)")
     target: Literal["cfr", "psro"] = Field("cfr", description="cfr: the three CFR hooks; psro: the training meta-solver")
     train_games: str = Field("train", description="a suite game set (train, test, all) or comma-separated suite game names")
     test_games: str = Field("test", description="held-out games, the same way")
@@ -46,4 +47,5 @@ class DiscoverConfig(_Section):
         return self.iterations or (1000 if self.target == "cfr" else 100)
 
     def to_dict(self) -> dict:
-        return {"discover": self.model_dump(mode="json")}
+        """As stored: the fields under ``discover`` (the shape of the first discovery runs), and the kind."""
+        return {"kind": self.kind, "discover": self.model_dump(mode="json")}

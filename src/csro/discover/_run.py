@@ -1,7 +1,8 @@
-"""A discovery run directory: start, resume, and the final comparison with the library.
+"""A discovery run directory (the run kind ``discover`` of ``csro.runkinds``): start, resume,
+status, and the final comparison with the library.
 
 A discovery run is a run store (``DIR/run.db``, the same tables as a CSRO run; its config is
-``{"discover": ...}``) holding every LLM call, every program with its lineage and scores, the
+``{"kind": "discover", "discover": ...}``) holding every LLM call, every program with its lineage and scores, the
 events, and as its final record the best program's exploitability curves on the training and
 held-out games next to the library's baselines. ``resume`` re-walks the search with the store
 as its cache: recorded LLM calls are served from it and a stored program's scores are reused,
@@ -10,19 +11,17 @@ so only unfinished work is redone (the sandbox's stage-1 check is cheap and runs
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures
 import dataclasses
 import pathlib
-from typing import Callable
-
-import pydantic
-
+from csro.config import parse_model
 from csro.errors import ConfigError
 from csro.llm import LLMSession
 from csro.oracles.evolve import Evolution, ProgramDatabase
 from csro.policies import SandboxLimits
 from csro.report import write_report
-from csro.runs import llm_client, locked
+from csro.runs import Hooks, llm_client, locked
 from csro.solvers.cfr import SolveConfig, log_checkpoints, solve
 from csro.solvers.psro_exact import run_psro_exact
 from csro.solvers.suite import resolve_games
@@ -33,39 +32,58 @@ from ._config import DiscoverConfig
 from ._psro import MetaSolverProblem
 from ._sandboxed import ProgramFailure
 
-EventFn = Callable[[str, dict], None]
 BASELINES = {"cfr": ("cfr+", "dcfr", "pcfr+", "vad-cfr"), "psro": ("uniform", "nash", "rm")}
 REFERENCE = {"cfr": "cfr+", "psro": "uniform"}  # the behaviour descriptor counts games beaten against it
 CURVE_POINTS = 12
 
 
-def start(config: DiscoverConfig, directory: str | pathlib.Path, on_event: EventFn | None = None) -> pathlib.Path:
+def start(config: DiscoverConfig, directory: str | pathlib.Path, hooks: Hooks = Hooks()) -> pathlib.Path:
     """A new discovery run in ``directory``; returns the report's path."""
     _games(config)  # refuse unknown games before anything is written
     directory = pathlib.Path(directory)
     with RunStore.create(directory, config.to_dict()) as store, locked(directory):
-        return _execute(config, store, on_event)
+        return _execute(config, store, hooks)
 
 
-def resume(directory: str | pathlib.Path, on_event: EventFn | None = None) -> pathlib.Path:
+def resume(directory: str | pathlib.Path, hooks: Hooks = Hooks()) -> pathlib.Path:
     """Continue a discovery run to the result an uninterrupted run would have."""
     directory = pathlib.Path(directory)
     with RunStore.open(directory) as store, locked(directory):
         config = read_config(store.config())
         if store.final() is not None:
             return write_report(directory)
-        return _execute(config, store, on_event)
+        return _execute(config, store, hooks)
 
 
-def is_discovery(config: dict) -> bool:
-    return "discover" in config
+def status(directory: str | pathlib.Path) -> dict:
+    """Where the search stands: programs written and scored, the best so far, the final record's summary."""
+    with RunStore.open(directory) as store:
+        config = read_config(store.config())
+        programs = store.programs()
+        final = store.final()
+        llm = store.llm_stats()
+    scored = [p for p in programs if p.get("fitness") is not None]
+    best = max(scored, key=lambda p: p["fitness"], default=None)
+    return {
+        "target": config.target, "k": config.k(), "budget": config.budget, "done": final is not None,
+        "programs": len(programs), "statuses": dict(collections.Counter(p["status"] for p in programs)),
+        "best": None if best is None else {"id": best["id"], "fitness": best["fitness"]},
+        "final": None if final is None else {k: final.get(k) for k in ("best", "fitness", "seed_fitness", "stop",
+                                                                        "programs", "llm_calls")},
+        "llm": {k: llm[k] for k in ("calls", "tokens_in", "tokens_out", "errors")},
+    }
+
+
+def report(directory: str | pathlib.Path) -> pathlib.Path:
+    """Rewrite ``DIR/report.html`` (the report of ``csro.report``, which shows discovery runs)."""
+    return write_report(directory)
 
 
 def read_config(data: dict) -> DiscoverConfig:
-    try:
-        return DiscoverConfig(**data["discover"])
-    except (KeyError, TypeError, pydantic.ValidationError) as exc:
-        raise ConfigError(f"the stored discovery configuration is not valid: {exc}") from None
+    """The stored configuration (``DiscoverConfig.to_dict``) validated."""
+    if not isinstance(data.get("discover"), dict):
+        raise ConfigError("the stored configuration is not a discovery's (no discover section)")
+    return parse_model(DiscoverConfig, data["discover"])
 
 
 def _games(config: DiscoverConfig):
@@ -78,14 +96,14 @@ def _limits(config: DiscoverConfig) -> SandboxLimits:
                          call_seconds=seconds, match_seconds=seconds)
 
 
-def _execute(config: DiscoverConfig, store: RunStore, on_event: EventFn | None) -> pathlib.Path:
+def _execute(config: DiscoverConfig, store: RunStore, hooks: Hooks) -> pathlib.Path:
     train, test = _games(config)
     k = config.k()
 
     def log(kind: str, data: dict) -> None:
         store.add_event(0, kind, data)
-        if on_event:
-            on_event(kind, data)
+        if hooks.on_event:
+            hooks.on_event(0, kind, data)
 
     reference = {g.name: _baseline_curve(config, g, REFERENCE[config.target], k, (k,))[-1] for g in train}
     log("discover_start", {"target": config.target, "k": k, "train": [g.name for g in train],

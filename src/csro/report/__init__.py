@@ -9,9 +9,11 @@ lineage, highlighted source and the LLM exchanges that made it, and the LLM cost
 with the reasons candidates were rejected. The layout is ours; the paper has no report.
 
 Everything from the store (policy sources, prompts, replies, event data, names) is
-escaped: LLM-written text is shown, never interpreted.
+escaped: LLM-written text is shown, never interpreted. A discovery run's page is built by
+``_discovery``, a training run's (``write_training_report``, from ``train.db``) by ``_training``.
 """
 
 from csro.report._page import build_html, write_report
+from csro.report._training import write_training_report
 
-__all__ = ["build_html", "write_report"]
+__all__ = ["build_html", "write_report", "write_training_report"]

@@ -1,4 +1,4 @@
-"""The report of a ``csro discover`` run: the best program against the library, the search.
+"""The report of a discovery run (``kind: discover``): the best program against the library, the search.
 
 Li et al. (arXiv 2602.16928) report discovered algorithms by their exploitability curves on
 training and held-out games next to the baselines; this page shows the same from the run's

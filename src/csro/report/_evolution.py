@@ -1,7 +1,7 @@
 """The report's evolutionary-search section: islands, lineage, fitness over time, every program.
 
 Read from the run store's ``programs`` table (``csro.oracles.evolve``); shown for CSRO runs
-with ``oracle.kind: evolve`` and for ``csro discover`` runs. Fitness is the value stored
+with ``oracle.kind: evolve`` and for discovery runs. Fitness is the value stored
 last for a program (its fitness at birth, or after the archive was re-scored for a new sigma).
 """
 

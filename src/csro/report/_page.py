@@ -61,6 +61,11 @@ def build_html(store: RunStore) -> str:
         title, body, sections = _discovery.body(store)
     else:
         title, body, sections = _csro_body(store)
+    return document(title, body, sections)
+
+
+def document(title: str, body: str, sections: tuple) -> str:
+    """The self-contained page: ``body`` (HTML) under ``title`` with a link to each of ``sections``."""
     nav = "".join(f'<a href="#{key}">{esc(name)}</a>' for key, name in sections)
     styles = CSS + _sections.CODE_FORMATTER.get_style_defs(".highlight")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

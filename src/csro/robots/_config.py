@@ -1,4 +1,4 @@
-"""The configuration of an Act–Observe–Rewrite run (``csro aor``): YAML in, validated models out.
+"""The configuration of an Act–Observe–Rewrite run (``kind: aor``): YAML in, validated models out.
 
 The shape follows the AOR loop (Kumar, arXiv 2603.04466): ``rounds`` rewrites, each judged by
 ``episodes`` evaluation episodes of the robosuite task. The paper gives no episode counts,
@@ -14,19 +14,13 @@ from __future__ import annotations
 import pathlib
 from typing import Any, Literal, Sequence
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from csro.config import LLMConfig, apply_overrides, parse_model
-from csro.errors import ConfigError
+from csro.config import LLMConfig, RunRoot, Section, apply_overrides, parse_model, read_yaml
 from csro.llm import takes_images
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class ControllerLimits(_Section):
+class ControllerLimits(Section):
     """Limits of the sandboxed controller worker (see docs/aor.md)."""
 
     step_seconds: float = Field(1.0, gt=0, description="wall-clock limit of one get_action call")
@@ -36,7 +30,7 @@ class ControllerLimits(_Section):
     cpu_seconds: int = Field(600, ge=1, description="CPU-time limit of one worker process (one per evaluation)")
 
 
-class CameraConfig(_Section):
+class CameraConfig(Section):
     """The key frames of each episode (rendered offscreen at phase changes and at the end)."""
 
     enabled: bool = Field(True, description="render key frames at all")
@@ -47,9 +41,10 @@ class CameraConfig(_Section):
     episodes_with_frames: int = Field(2, ge=0, description="evaluation episodes per controller that keep frames")
 
 
-class AorConfig(_Section):
+class AorConfig(RunRoot):
     """One AOR run: an initial controller, then ``rounds`` rewrites by the LLM."""
 
+    kind: Literal["aor"] = Field("aor", description="the kind of run (csro run starts an AOR run)")
     task: str = Field("Lift", description="Lift | PickPlaceCan | Stack")
     rounds: int = Field(3, ge=0, description="rewrite rounds after the initial controller")
     episodes: int = Field(5, ge=1, description="evaluation episodes per controller (its success rate decides the best)")
@@ -75,9 +70,6 @@ class AorConfig(_Section):
             return self.images == "on"
         return takes_images(self.llm) and self.camera.enabled
 
-    def to_dict(self) -> dict:
-        return self.model_dump(mode="json")
-
 
 def parse_aor_config(data: Any) -> AorConfig:
     """Validate a mapping (as loaded from YAML) into an ``AorConfig``."""
@@ -86,17 +78,4 @@ def parse_aor_config(data: Any) -> AorConfig:
 
 def load_aor_config(path: str | pathlib.Path | None, overrides: Sequence[str] = ()) -> AorConfig:
     """Read (if given), override and validate an AOR configuration."""
-    data: Any = {}
-    if path is not None:
-        p = pathlib.Path(path)
-        try:
-            data = yaml.safe_load(p.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ConfigError(f"config file not found: {p}") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"cannot read config file {p}: {exc}") from None
-        except yaml.YAMLError:
-            raise ConfigError(f"config file {p} is not valid YAML") from None
-        if data is not None and not isinstance(data, dict):
-            raise ConfigError(f"config file {p} must hold a mapping of fields")
-    return parse_aor_config(apply_overrides(data or {}, overrides))
+    return parse_aor_config(read_yaml(path, overrides) if path is not None else apply_overrides({}, overrides))

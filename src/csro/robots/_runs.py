@@ -1,8 +1,8 @@
-"""The life of an AOR run directory: ``start``, ``resume`` (also after ``kill -9``), the report.
+"""The life of an AOR run directory: ``start``, ``resume`` (also after ``kill -9``), ``status``, ``report``.
 
-The wiring is that of ``csro.runs`` (one process at a time per directory under the same
-advisory lock; one LLM client that records every call in the store and serves recorded
-calls from it), with the AOR store and loop in place of the CSRO ones.
+The run kind ``aor`` of ``csro.runkinds``. The wiring is that of ``csro.runs`` (one process at
+a time per directory under the same advisory lock; one LLM client that records every call in
+the store and serves recorded calls from it), with the AOR store and loop in place of the CSRO ones.
 """
 
 from __future__ import annotations
@@ -12,42 +12,57 @@ import pathlib
 from csro import runs
 
 from ._config import AorConfig, parse_aor_config
-from ._loop import ActObserveRewrite, OnEvent
-from ._report import write_aor_report
+from ._loop import ActObserveRewrite
+from ._report import write_aor_report as report
 from ._sim import SimHost, get_task
-from ._store import DB_NAME, AorStore
+from ._store import AorStore
 
 
-def is_aor_run(directory: str | pathlib.Path) -> bool:
-    """Whether ``directory`` holds an AOR run (its store is the marker)."""
-    return (pathlib.Path(directory) / DB_NAME).is_file()
-
-
-def start(config: AorConfig, directory: str | pathlib.Path, on_event: OnEvent | None = None) -> pathlib.Path:
+def start(config: AorConfig, directory: str | pathlib.Path, hooks: runs.Hooks = runs.Hooks()) -> pathlib.Path:
     """A new AOR run of ``config`` in ``directory``; returns the report's path."""
     get_task(config.task)  # refuse an unknown task before anything is written
     directory = pathlib.Path(directory)
     with AorStore.create(directory, config.to_dict()) as store, runs.locked(directory):
-        return _execute(config, store, on_event)
+        return _execute(config, store, hooks)
 
 
-def resume(directory: str | pathlib.Path, on_event: OnEvent | None = None) -> pathlib.Path:
+def resume(directory: str | pathlib.Path, hooks: runs.Hooks = runs.Hooks()) -> pathlib.Path:
     """Continue the AOR run in ``directory`` (a finished one only rewrites its report)."""
     directory = pathlib.Path(directory)
     with AorStore.open(directory) as store, runs.locked(directory):
         if store.final() is not None:
-            return write_aor_report(directory)
-        return _execute(parse_aor_config(store.config()), store, on_event)
+            return report(directory)
+        return _execute(parse_aor_config(store.config()), store, hooks)
 
 
-def _execute(config: AorConfig, store: AorStore, on_event: OnEvent | None) -> pathlib.Path:
+def status(directory: str | pathlib.Path) -> dict:
+    """Where the run stands: rounds done, each controller with its success rate, the best."""
+    with AorStore.open(directory) as store:
+        config = parse_aor_config(store.config())
+        rounds = store.rounds()
+        controllers = store.controllers()
+        final = store.final()
+        llm = store.llm_stats()
+    rates = {r["controller"]: r["summary"]["success_rate"] for r in rounds if "summary" in r}
+    return {
+        "task": config.task, "round": rounds[-1]["round"] if rounds else None, "rounds": config.rounds,
+        "done": final is not None,
+        "controllers": [{"id": c.id, "round": c.round, "parent": c.parent, "valid": c.valid, "sha256": c.sha256,
+                         "success_rate": rates.get(c.id)} for c in controllers],
+        "best": rounds[-1]["best"] if rounds else None,
+        "final": final,
+        "llm": {k: llm[k] for k in ("calls", "tokens_in", "tokens_out", "errors")},
+    }
+
+
+def _execute(config: AorConfig, store: AorStore, hooks: runs.Hooks) -> pathlib.Path:
     task = get_task(config.task)
     cam = config.camera
     host = SimHost(task, horizon=config.horizon, camera=cam.name if cam.enabled else None, width=cam.width,
                    height=cam.height)
     try:
         with runs.llm_client(config.llm, store) as llm:
-            ActObserveRewrite(config, task, store, llm, host, on_event).run()
+            ActObserveRewrite(config, task, store, llm, host, hooks.on_event).run()
     finally:
         host.close()
-    return write_aor_report(store.directory)
+    return report(store.directory)

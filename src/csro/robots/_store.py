@@ -7,8 +7,8 @@ outcome and its key frames (PNG), and each finished round. ``kill -9`` loses at 
 work in flight; ``resume`` serves stored calls and episodes from here (our design: the AOR
 paper, Kumar arXiv 2603.04466, does not discuss persistence).
 
-The file name is also the marker by which ``csro resume`` and ``csro report`` tell an AOR
-run directory from a CSRO one (``run.db``).
+The stored configuration records ``kind: aor``, by which ``csro resume / status / report`` find
+the run's kind (``csro.runkinds``).
 """
 
 from __future__ import annotations

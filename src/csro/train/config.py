@@ -1,19 +1,18 @@
-"""The training configuration (``csro train``): one pydantic model, unknown fields refused."""
+"""The training configuration (``kind: train``): one pydantic model, unknown fields refused."""
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field
 
-from csro.errors import ConfigError
+from csro.config import RunRoot, parse_model
 
 
-class TrainConfig(BaseModel):
+class TrainConfig(RunRoot):
     """Everything a training run depends on; stored in the run's ``train.db``."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+    kind: Literal["train"] = Field("train", description="the kind of run (csro run starts a training run)")
     task: Literal["arith", "rrps-team"] = Field("arith", description="the team workflow to train")
     algo: Literal["srpo", "grpo", "drmas"] = Field("srpo", description="objective")
     norm: Literal["sqrt", "sum", "mean", "singleton"] = Field("sqrt", description="srpo: set-ratio normalisation")
@@ -38,9 +37,4 @@ class TrainConfig(BaseModel):
 
 def train_config(**values) -> TrainConfig:
     """A TrainConfig, or a ConfigError naming the first bad field."""
-    try:
-        return TrainConfig(**values)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"]) or "config"
-        raise ConfigError(f"{field}: {err['msg']}") from None
+    return parse_model(TrainConfig, values)

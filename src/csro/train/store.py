@@ -55,7 +55,8 @@ class TrainStore(SQLiteStore):
     def create(cls, directory: str | pathlib.Path, config: dict) -> "TrainStore":
         directory = pathlib.Path(directory)
         if cls.exists(directory):
-            raise TrainStoreError(f"a training run already exists at {directory}; pass --resume or choose another --out")
+            raise TrainStoreError(f"a training run already exists at {directory}; "
+                                  "continue it with csro resume or choose another --out")
         directory.mkdir(parents=True, exist_ok=True)
         store = cls(directory, cls._connect(directory / DB_NAME))
         with store._write() as conn:

@@ -34,7 +34,7 @@ from csro.train.events import Event, Workflow
 from csro.train.model import Policy, load_policy, token_logprobs
 from csro.train.objective import grpo_objective, group_advantages, srpo_objective
 from csro.train.rollout import TeamTask, run_episodes
-from csro.train.store import TrainStore, TrainStoreError, atomic_save
+from csro.train.store import TrainStore, atomic_save
 from csro.train.tasks import make_task
 
 StepFn = Callable[[dict], None]
@@ -125,7 +125,7 @@ class TrainRun:
     def resume(cls, out: str | pathlib.Path, steps: int | None = None, policy: Policy | None = None) -> "TrainRun":
         """The run in ``out``, from its last checkpoint; ``steps`` may extend its budget."""
         store = TrainStore.open(out)
-        config = TrainConfig(**store.config())
+        config = train_config(**store.config())
         if steps is not None and steps != config.steps:
             config = config.model_copy(update={"steps": steps})
         run = cls._build(config, store, policy)
@@ -217,22 +217,3 @@ def summarise(steps: Sequence[dict]) -> dict:
             "seconds_per_step": sum(s["step_s"] for s in steps) / len(steps),
             "generate_share": sum(s["generate_s"] for s in steps) / max(sum(s["step_s"] for s in steps), 1e-9),
             "update_share": sum(s["update_s"] for s in steps) / max(sum(s["step_s"] for s in steps), 1e-9)}
-
-
-def open_or_create(values: dict, out: str | pathlib.Path, resume: bool) -> TrainRun:
-    """A new run in ``out`` configured by ``values``, or with ``resume`` the stored one.
-
-    When resuming, values not given are the stored ones; a given value other than ``steps``
-    that differs from the stored one is refused (the run would diverge).
-    """
-    if not resume:
-        return TrainRun.create(train_config(**values), out)
-    if not TrainStore.exists(out):
-        raise TrainStoreError(f"no training run at {out} to resume")
-    with TrainStore.open(out) as store:
-        stored = store.config()
-    given = train_config(**{**stored, **values}).model_dump()
-    differ = sorted(k for k in values if k != "steps" and given[k] != stored.get(k))
-    if differ:
-        raise TrainStoreError(f"--resume: the run at {out} was configured with other {', '.join(differ)}")
-    return TrainRun.resume(out, steps=given["steps"])

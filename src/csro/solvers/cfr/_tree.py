@@ -212,7 +212,7 @@ def load_game(game_string: str, capture_errors: bool = True) -> pyspiel.Game:
 
     Raises GameError for an unknown or malformed game string, or a game CFR cannot run on.
     ``capture_errors=False`` skips capturing OpenSpiel's C++ stderr, which needs a temporary
-    file (the sandbox of ``csro discover`` may write none; its games are validated beforehand).
+    file (the sandbox of a discovery run may write none; its games are validated beforehand).
     """
     if not isinstance(game_string, str) or not game_string.strip():
         raise GameError(f"game string must be a non-empty string, got {game_string!r}")

@@ -72,7 +72,7 @@ class SequentialEWMA:
         else:
             keep = 1.0 - self.decay
             # scipy is imported here, not with the module: it costs ~0.5 s, and under numpy 1.x its
-            # import runs `lscpu`, which the sandbox of csro discover refuses.
+            # import runs `lscpu`, which the sandbox of a discovery run refuses.
             from scipy.signal import lfilter
 
             out, _ = lfilter([self.decay], [1.0, -keep], m, zi=[keep * self.value])
