@@ -137,11 +137,12 @@ class EvaluationConfig(Section):
     every_iteration: bool = Field(True, description="score sigma after every iteration (each policy's "
                                                     "row is played once), for the metrics over iterations")
     exact_nash_conv: bool = Field(True, description="the exact NashConv of the final mixture where the game allows it")
-    br_estimate: bool = Field(True, description="one more oracle best response against the final sigma (iteration "
-                              "K+1, not added): its utility is a lower bound on sigma's exploitability within code space")
+    br_estimate: bool = Field(False, description="one more oracle best response against the final sigma (iteration "
+                              "K+1, not added): its utility is a lower bound on sigma's exploitability within code "
+                              "space (off by default so runs recorded before it resume identically)")
 
 
-class MetaGameConfig(_Section):
+class MetaGameConfig(Section):
     """How the population's payoff cells are sized, and how sigma's stability is measured (see
     csro.metagame): a cell estimated from too few matches lets noise pick sigma."""
 

@@ -71,7 +71,7 @@ def small_config(replies: pathlib.Path, **overrides) -> dict:
         "oracle": {"kind": "zero_shot", "samples": 1, "max_repairs": 0, "grammar_fallback": False},
         "llm": {"provider": "files", "path": str(replies)},
         "evaluation": {"population": ["builtin:rockbot", "builtin:randbot", "builtin:greenberg",
-                                      "builtin:copybot"], "matches_per_opponent": 2, "br_estimate": False},
+                                      "builtin:copybot"], "matches_per_opponent": 2},
         "execution": {"processes": 2},
     }
     for key, value in overrides.items():
