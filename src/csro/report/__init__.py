@@ -14,6 +14,7 @@ escaped: LLM-written text is shown, never interpreted. A discovery run's page is
 """
 
 from csro.report._page import build_html, write_report
+from csro.report._reproduce import reproduce_page
 from csro.report._training import write_training_report
 
-__all__ = ["build_html", "write_report", "write_training_report"]
+__all__ = ["build_html", "reproduce_page", "write_report", "write_training_report"]

@@ -1,0 +1,58 @@
+"""The page of a reproduction grid (``csro reproduce``): the paper-style table and the curves.
+
+Hennes et al. (arXiv 2603.10098) report tables of PopReturn, PopExpl and AggScore per
+oracle; this page shows ours beside the reference rows measured in the same run and the
+paper's published rows, and draws each metric over iterations per oracle (averaged over the
+seeds), where a reader would rather look than read.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from csro.report._html import esc, figure, key_values, table
+from csro.report._page import document
+from csro.report._plots import METRICS, to_svg
+
+SECTIONS = (("table", "Table"), ("curves", "Over iterations"), ("cells", "Cells"))
+
+
+def curves_plot(curves: dict[str, dict]) -> str | None:
+    """One panel per metric: each oracle's mean over seeds, by iteration."""
+    drawn = {o: c for o, c in curves.items() if c.get("iteration")}
+    if not drawn:
+        return None
+    fig = Figure(figsize=(5.0 * len(METRICS), 3.4))
+    for ax, (key, name) in zip(fig.subplots(1, len(METRICS)), METRICS):
+        for oracle, c in drawn.items():
+            ax.plot(np.array(c["iteration"]), np.array(c[key], dtype=float), marker="o", ms=3, label=oracle)
+        ax.axhline(0, color="0.6", lw=0.8)
+        ax.set(xlabel="iteration", title=name)
+        ax.grid(alpha=0.3)
+        ax.xaxis.get_major_locator().set_params(integer=True)
+    fig.axes[0].legend(fontsize=8)
+    return to_svg(fig, "reproduce", "metrics over iterations per oracle")
+
+
+def reproduce_page(summary: dict, header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """The self-contained HTML page of a reproduction summary."""
+    facts = key_values([("experiment", esc(summary["game"])), ("LLM", esc(summary["model"])),
+                        ("K (iterations)", esc(summary["iterations"])), ("seeds", esc(summary["seeds"])),
+                        ("oracles", esc(", ".join(summary["oracles"])))])
+    body = [f'<section id="table"><h2>Table</h2>{facts}',
+            "<p>Ours: mean over seeds ± 95% Student-t interval across seeds (one seed: the run's own "
+            "interval). Measured here: the reference policies with the same evaluation population, "
+            "matches and seed. Paper: Hennes et al. 2026 (bots: OpenSpiel's 43×43 table).</p>",
+            table(header, [[esc(c) for c in r] for r in rows]), "</section>",
+            '<section id="curves"><h2>Over iterations</h2>',
+            figure(curves_plot(summary["curves"]), "each metric of sigma_k, averaged over the seeds",
+                   "no per-iteration metrics (evaluation.every_iteration is off, or no cell finished)"),
+            "</section>", '<section id="cells"><h2>Cells</h2>']
+    errors = summary.get("errors") or {}
+    body.append(table(["cell", "outcome"], [[esc(n), esc(e)] for n, e in errors.items()]) if errors
+                else "<p>Every cell finished; each is a run directory under <code>cells/</code> with its own report.</p>")
+    body.append("</section>")
+    return document(f"csro reproduce {summary['game']}", "".join(body), SECTIONS)

@@ -1,0 +1,273 @@
+"""The paper's experiments in one command: a grid of oracle × seed CSRO runs, one summary.
+
+Hennes et al. (arXiv 2603.10098) report, per oracle, the final sigma-mixture's PopReturn,
+PopExpl and AggScore (Lanctot et al. 2023, arXiv 2303.03196) on repeated RPS (K = 20,
+5 seeds) and repeated Leduc (3 seeds; with the mixture's return against CFR+, AlwaysCall
+and AlwaysFold). ``csro reproduce GAME`` runs that grid with whatever LLM the configuration
+names. Each cell is an ordinary run directory (``DIR/cells/<oracle>-s<seed>``): running the
+command again resumes the unfinished cells and reuses the finished ones, and a cell that
+fails is recorded in the summary without stopping the others.
+
+The summary puts, beside our rows, the paper's published rows and reference rows measured in
+the same run with the same evaluation settings (RRPS: greenberg, iocainebot, randbot; Leduc:
+CFR+), so a reader sees at a glance where a model stands. Our interpretation where the paper
+is silent: a row's figure is the mean over seeds with a 95% Student-t interval across seeds
+(with one seed, the run's own 95% interval); the end-of-run exploitability estimate (a lower
+bound, ``CSRO.exploitability_estimate``) is shown where the runs made one.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+import math
+import pathlib
+from typing import Callable, Sequence
+
+import numpy as np
+import yaml
+from scipy import stats
+
+from csro import runs
+from csro.config import RunConfig, apply_overrides, parse_config
+from csro.errors import ConfigError, CsroError
+from csro.evaluation import evaluate, resolve
+from csro.games import load_game
+from csro.policies import SandboxLimits
+from csro.store import RunStore
+
+CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "configs"
+METRICS = ("pop_return", "pop_expl", "agg_score")
+LABELS = {"pop_return": "PopReturn", "pop_expl": "PopExpl", "agg_score": "AggScore"}
+
+# The paper's published rows (Hennes et al. 2026; bots from OpenSpiel's 43x43 table, 1000 games
+# a cell): name -> PopReturn, PopExpl, AggScore, then Leduc's returns vs CFR+, AlwaysCall, AlwaysFold.
+PAPER: dict[str, list[tuple]] = {
+    "rrps": [
+        ("CSRO AlphaEvolve (desc.)", 50.5, 25.2, 25.4),
+        ("CSRO LinearRefinement (code, top-5)", 159.8, 37.7, 122.1),
+        ("CSRO ZeroShot (desc.)", 130.2, 66.7, 63.5),
+        ("CSRO ZeroShot, no opponent input", 135.3, 614.2, -478.9),
+        ("PSRO with IMPALA (LSTM) oracle", -108.9, 423.2, -532.1),
+        ("LLM agent, Chinchilla 70B", 201.0, 45.8, 155.2),
+        ("ContRM", 164.8, 16.3, 148.5),
+        ("greenberg (bot)", 288.15, 3.65, 284.50),
+        ("iocainebot (bot)", 255.00, 5.01, 250.00),
+        ("randbot (bot)", 0.23, 1.20, -0.96),
+    ],
+    "leduc": [
+        ("CSRO AlphaEvolve", 49.3, 4.4, 44.9, -4.4, 110.3, 42.0),
+        ("CSRO LinearRefinement", 43.8, 9.8, 34.0, -9.8, 83.8, 57.3),
+        ("CSRO ZeroShot", 40.4, 19.6, 20.7, -19.6, 99.7, 41.0),
+        ("PSRO-IMPALA", 13.3, 58.4, -45.0, -58.4, 57.7, 40.7),
+        ("CFR+", 39.8, 0.0, 39.8, 0.0, 62.1, 57.4),
+    ],
+}
+REFERENCES = {"rrps": ("builtin:greenberg", "builtin:iocainebot", "builtin:randbot"), "leduc": ("builtin:cfr_plus",)}
+LEDUC_COLUMNS = ("builtin:cfr_plus", "builtin:always_call", "builtin:always_fold")
+
+
+@dataclasses.dataclass(frozen=True)
+class Grid:
+    """What one reproduction runs: every oracle with every seed, from one base configuration."""
+
+    game: str
+    oracles: tuple[str, ...]
+    seeds: tuple[int, ...]
+    base: dict
+
+    def cell_name(self, oracle: str, seed: int) -> str:
+        return f"{oracle}-s{seed}"
+
+    def cell_config(self, oracle: str, seed: int) -> RunConfig:
+        return parse_config(apply_overrides(self.base, [f"oracle.kind={oracle}", f"seed={seed}"]))
+
+
+def make_grid(game: str, *, config: pathlib.Path | None, oracles: Sequence[str], seeds: int,
+              overrides: Sequence[str]) -> Grid:
+    """The grid of ``game`` (``rrps`` or ``leduc``): its base config (``configs/reproduce-GAME.yaml``
+    unless ``config`` is given) with ``overrides``; validated before anything runs."""
+    if game not in PAPER:
+        raise ConfigError(f"reproduce: unknown experiment {game!r}; known: {', '.join(PAPER)}")
+    if seeds < 1:
+        raise ConfigError(f"--seeds must be at least 1, got {seeds}")
+    path = config or CONFIGS / f"reproduce-{game}.yaml"
+    try:
+        base = yaml.safe_load(pathlib.Path(path).read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from None
+    base = parse_config(apply_overrides(base, list(overrides))).to_dict()
+    grid = Grid(game, tuple(oracles), tuple(range(seeds)), base)
+    for oracle in grid.oracles:
+        grid.cell_config(oracle, 0)  # an unknown oracle fails here, before any run
+    return grid
+
+
+def run_grid(grid: Grid, directory: pathlib.Path, *, hooks: runs.Hooks = runs.Hooks(),
+             on_cell: Callable[[str, str], None] = lambda name, what: None) -> dict:
+    """Run (or continue) every cell, measure the reference rows, write the summary files."""
+    directory = pathlib.Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    recorded = directory / "grid.json"
+    record = dataclasses.asdict(grid)
+    if recorded.exists() and json.loads(recorded.read_text()) != json.loads(json.dumps(record)):
+        raise ConfigError(f"{directory} holds another grid (see {recorded}); choose a new --out")
+    recorded.write_text(json.dumps(record, indent=1))
+    cells = {}
+    for oracle in grid.oracles:
+        for seed in grid.seeds:
+            name = grid.cell_name(oracle, seed)
+            cells[name] = _run_cell(grid.cell_config(oracle, seed), directory / "cells" / name, hooks,
+                                    lambda what, name=name: on_cell(name, what))
+    references = _references(grid, directory / "references.json")
+    summary = summarize(grid, cells, references)
+    write_summary(summary, directory)
+    return summary
+
+
+def _run_cell(config: RunConfig, directory: pathlib.Path, hooks: runs.Hooks, say: Callable[[str], None]) -> dict:
+    """One cell's outcome: its final record and per-iteration metrics, or the error it ended with."""
+    try:
+        if (directory / "run.db").exists():
+            say("resuming")
+            runs.resume(directory, hooks)
+        else:
+            say("starting")
+            runs.start(config, directory, hooks)
+        with RunStore.open(directory) as store:
+            final, iterations = store.final(), store.iterations()
+    except CsroError as exc:
+        say(f"failed: {exc}")
+        return {"error": str(exc)}
+    say("done")
+    return {"final": final, "iterations": [{k: d.get(k) for k in ("iteration", *METRICS)} for d in iterations]}
+
+
+def _references(grid: Grid, cache: pathlib.Path) -> dict[str, dict]:
+    """The reference policies scored exactly as ``csro eval`` scores them, with the base
+    configuration's evaluation population, matches and seed (cached in the grid directory)."""
+    if cache.exists():
+        return json.loads(cache.read_text())
+    config = parse_config(grid.base)
+    game = load_game(config.game)
+    refs = game.population() if config.evaluation.population == "default" else list(config.evaluation.population)
+    sb = config.sandbox
+    limits = SandboxLimits(memory_mb=sb.memory_mb, cpu_seconds=sb.cpu_seconds, call_seconds=sb.call_seconds,
+                           match_seconds=sb.match_seconds)
+    out = {}
+    for ref in REFERENCES[grid.game]:
+        result = evaluate(game, [resolve(ref, game)], [resolve(r, game) for r in refs],
+                          matches=config.evaluation.matches_per_opponent, seed=config.seed, limits=limits)
+        out[ref] = result.scores[0].to_dict()
+    cache.write_text(json.dumps(out, indent=1))
+    return out
+
+
+def _mean_ci(values: Sequence[float], single_ci: float | None) -> tuple[float, float | None]:
+    """Mean over seeds with a 95% Student-t half-width (one seed: the run's own interval)."""
+    if len(values) == 1:
+        return values[0], single_ci
+    a = np.asarray(values, dtype=float)
+    return float(a.mean()), float(stats.t.ppf(0.975, len(a) - 1) * a.std(ddof=1) / math.sqrt(len(a)))
+
+
+def summarize(grid: Grid, cells: dict[str, dict], references: dict[str, dict]) -> dict:
+    """Our rows (one per oracle), the reference rows, the paper's rows, and the curves."""
+    ours, curves = [], {}
+    for oracle in grid.oracles:
+        done = [cells[grid.cell_name(oracle, s)] for s in grid.seeds]
+        finals = [c["final"] for c in done if c.get("final")]
+        row = {"name": f"{oracle} (ours)", "seeds": len(finals), "failed": len(done) - len(finals)}
+        for m in METRICS:
+            row[m] = _mean_ci([f[m] for f in finals], finals[0]["ci95"][m]) if finals else (None, None)
+        if grid.game == "leduc":
+            for col in LEDUC_COLUMNS:
+                vals = [f["per_opponent"][col] for f in finals if col in f.get("per_opponent", {})]
+                row[col] = _mean_ci(vals, None) if vals else (None, None)
+        estimates = [f["expl_estimate"]["lower_bound"] for f in finals
+                     if (f.get("expl_estimate") or {}).get("lower_bound") is not None]
+        row["expl_estimate"] = _mean_ci(estimates, None) if estimates else (None, None)
+        ours.append(row)
+        curves[oracle] = _curve([c.get("iterations", []) for c in done])
+    refs = []
+    for ref, score in references.items():
+        row = {"name": f"{ref.removeprefix('builtin:')} (measured here)", "seeds": 1, "failed": 0,
+               "expl_estimate": (None, None)}
+        for m in METRICS:
+            row[m] = (score[m], score["ci95"][m])
+        if grid.game == "leduc":
+            for col in LEDUC_COLUMNS:
+                row[col] = (score["per_opponent"].get(col), None)
+        refs.append(row)
+    paper = []
+    for values in PAPER[grid.game]:
+        row = {"name": f"{values[0]} (paper)", **{m: (v, None) for m, v in zip(METRICS, values[1:4])}}
+        for col, v in zip(LEDUC_COLUMNS, values[4:]):
+            row[col] = (v, None)
+        paper.append(row)
+    return {"game": grid.game, "oracles": list(grid.oracles), "seeds": list(grid.seeds),
+            "iterations": grid.base["iterations"], "model": f"{grid.base['llm']['provider']}:{grid.base['llm'].get('model')}",
+            "ours": ours, "references": refs, "paper": paper, "curves": curves,
+            "errors": {name: c["error"] for name, c in cells.items() if "error" in c}}
+
+
+def _curve(per_seed: list[list[dict]]) -> dict[str, list]:
+    """AggScore and PopReturn over iterations, averaged over the seeds that reached each one."""
+    by_iteration: dict[int, list[dict]] = {}
+    for records in per_seed:
+        for d in records:
+            if d.get("agg_score") is not None:
+                by_iteration.setdefault(d["iteration"], []).append(d)
+    its = sorted(by_iteration)
+    return {"iteration": its, **{m: [float(np.mean([d[m] for d in by_iteration[i]])) for i in its] for m in METRICS}}
+
+
+def _columns(game: str) -> list[tuple[str, str]]:
+    cols = [(m, LABELS[m]) for m in METRICS]
+    if game == "leduc":
+        cols += [(c, "vs " + c.removeprefix("builtin:")) for c in LEDUC_COLUMNS]
+    return cols + [("expl_estimate", "Expl. lower bound")]
+
+
+def _cell(value: tuple[float | None, float | None]) -> str:
+    v, ci = value
+    if v is None:
+        return "-"
+    return f"{v:.1f}" if ci is None else f"{v:.1f} ± {ci:.1f}"
+
+
+def table_rows(summary: dict) -> tuple[list[str], list[list[str]]]:
+    """The summary table as text cells: header and rows (ours, references, paper)."""
+    cols = _columns(summary["game"])
+    header = ["method", "seeds"] + [label for _, label in cols]
+    rows = []
+    for row in summary["ours"] + summary["references"] + summary["paper"]:
+        seeds = "" if "seeds" not in row else f"{row['seeds']}" + (f" ({row['failed']} failed)" if row.get("failed") else "")
+        rows.append([row["name"], seeds] + [_cell(row.get(key, (None, None))) for key, _ in cols])
+    return header, rows
+
+
+def markdown(summary: dict) -> str:
+    header, rows = table_rows(summary)
+    lines = [f"# csro reproduce {summary['game']}: {summary['model']}, K = {summary['iterations']}, "
+             f"seeds {summary['seeds']}", "",
+             "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    if summary["errors"]:
+        lines += ["", "Cells that failed:"] + [f"- {name}: {err}" for name, err in summary["errors"].items()]
+    return "\n".join(lines) + "\n"
+
+
+def write_summary(summary: dict, directory: pathlib.Path) -> None:
+    """``summary.md``, ``summary.csv``, ``summary.json`` and ``summary.html`` in ``directory``."""
+    from csro.report import reproduce_page  # the report package draws; import here, it imports much
+
+    header, rows = table_rows(summary)
+    (directory / "summary.md").write_text(markdown(summary), encoding="utf-8")
+    buf = io.StringIO()
+    csv.writer(buf).writerows([header] + rows)
+    (directory / "summary.csv").write_text(buf.getvalue(), encoding="utf-8")
+    (directory / "summary.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
+    (directory / "summary.html").write_text(reproduce_page(summary, header, rows), encoding="utf-8")

@@ -1,0 +1,57 @@
+"""``csro reproduce`` end to end with the files provider: a tiny grid of real runs, its summary,
+resuming it, and the reference rows checked against ``csro eval`` of the same bots."""
+
+from __future__ import annotations
+
+import json
+
+from run_helpers import csro
+
+
+def test_a_tiny_grid_runs_summarises_and_resumes(tmp_path, replies):
+    population = "[builtin:rockbot,builtin:copybot,builtin:greenberg]"
+    args = ["reproduce", "rrps", "--out", tmp_path / "grid", "--oracles", "zero_shot", "--seeds", "2",
+            "--set", "game=rrps(num_throws=100)", "--set", "iterations=1", "--set", "oracle.max_repairs=0",
+            "--set", "oracle.grammar_fallback=false", "--set", "llm.provider=files", "--set", f"llm.path={replies}",
+            "--set", f"evaluation.population={population}", "--set", "evaluation.matches_per_opponent=2",
+            "--set", "meta_game.resamples=5", "--set", "execution.processes=2"]
+    done = csro(*args)
+    grid = tmp_path / "grid"
+    assert "summary.html" in done.stdout
+    summary = json.loads((grid / "summary.json").read_text())
+    [ours] = summary["ours"]
+    assert ours["name"] == "zero_shot (ours)" and ours["seeds"] == 2 and ours["failed"] == 0
+    finals = []
+    for seed in (0, 1):
+        status = json.loads(csro("status", grid / "cells" / f"zero_shot-s{seed}", "--json").stdout)
+        assert status["done"] and status["final"]["expl_estimate"]["iteration"] == 2
+        finals.append(status["final"])
+    mean = sum(f["agg_score"] for f in finals) / 2
+    assert abs(ours["agg_score"][0] - mean) < 1e-9 and ours["agg_score"][1] is not None
+    assert [r["name"] for r in summary["references"]] == [
+        "greenberg (measured here)", "iocainebot (measured here)", "randbot (measured here)"]
+    assert any(r["name"] == "CSRO LinearRefinement (code, top-5) (paper)" for r in summary["paper"])
+    # the reference rows are what csro eval gives for the same bots, matches and seed
+    evaluated = json.loads(csro("eval", "--game", "rrps(num_throws=100)", "--policy", "builtin:greenberg",
+                                "--opponents", population.strip("[]"), "--matches", "2", "--seed", "0",
+                                "--json").stdout)
+    [greenberg] = evaluated["results"]
+    assert summary["references"][0]["agg_score"][0] == greenberg["agg_score"]
+    for name in ("summary.md", "summary.csv", "summary.html"):
+        assert (grid / name).stat().st_size > 0
+    assert "| zero_shot (ours) | 2 |" in (grid / "summary.md").read_text()
+    # again: every cell is finished, so nothing is run and the summary is the same
+    calls = [json.loads(csro("status", grid / "cells" / f"zero_shot-s{s}", "--json").stdout)["llm"]["calls"]
+             for s in (0, 1)]
+    again = csro(*args)
+    assert "cell zero_shot-s0: resuming" in again.stderr
+    assert json.loads((grid / "summary.json").read_text())["ours"] == summary["ours"]
+    assert calls == [json.loads(csro("status", grid / "cells" / f"zero_shot-s{s}", "--json").stdout)["llm"]["calls"]
+                     for s in (0, 1)]
+
+
+def test_a_bad_grid_is_refused_before_anything_runs(tmp_path):
+    done = csro("reproduce", "chess", "--out", tmp_path / "g", check=False)
+    assert done.returncode == 2 and "unknown experiment 'chess'" in done.stderr
+    done = csro("reproduce", "rrps", "--out", tmp_path / "g", "--oracles", "telepathy", check=False)
+    assert done.returncode == 2 and "oracle.kind" in done.stderr and not (tmp_path / "g").exists()
