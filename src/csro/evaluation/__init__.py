@@ -6,10 +6,11 @@ from csro.evaluation.metrics import PopulationScore, population_score
 from csro.evaluation.payoff_table import Cell, Mixture, PayoffTable
 from csro.evaluation.policy_ref import PolicySpec, code_policy, resolve
 from csro.evaluation.runner import MatchResult, derive_seed, plan_chunks, play_chunk, record, run_chunks
+from csro.evaluation.tournament import Tournament, round_robin
 
 __all__ = [
     "Cell", "Evaluation", "ExploitabilityError", "ExploitabilityResult", "MatchResult", "Mixture",
-    "PayoffTable", "PolicySpec", "PopulationScore", "code_policy", "derive_seed", "evaluate",
+    "PayoffTable", "PolicySpec", "PopulationScore", "Tournament", "code_policy", "derive_seed", "evaluate",
     "exact_exploitability", "play_chunk", "plan_chunks", "population_score", "record", "resolve",
-    "run_chunks", "unique_names",
+    "round_robin", "run_chunks", "unique_names",
 ]

@@ -60,11 +60,11 @@ def list_games() -> list[tuple[str, str]]:
     return list(_EXAMPLES)
 
 
-_OWN_PARAMETERS = {"rrps": "num_throws", "leduc": "num_hands"}
+_OWN_PARAMETERS = {"rrps": "num_throws", "leduc": "num_hands", "ipd": "turns"}
 
 
 def _own_game(name: str, short: str, parameter: str | None, value: str | None) -> CodeGame:
-    """``rrps`` / ``leduc``, optionally with their one parameter: ``rrps(num_throws=50)``."""
+    """``rrps`` / ``leduc`` / ``ipd``, optionally with their one parameter: ``rrps(num_throws=50)``."""
     expected = _OWN_PARAMETERS[short]
     if parameter is not None and parameter != expected:
         raise GameError(f"invalid game {name!r}: {short} takes only {expected}, e.g. {short}({expected}=10)")
@@ -75,6 +75,10 @@ def _own_game(name: str, short: str, parameter: str | None, value: str | None) -
         from csro.games.rrps import RRPSGame
 
         return RRPSGame(**kwargs)
+    if short == "ipd":
+        from csro.games.ipd import IPDGame
+
+        return IPDGame(**kwargs)
     from csro.games.leduc import LeducGame
 
     return LeducGame(**kwargs)
@@ -92,7 +96,7 @@ def load_game(name: str) -> CodeGame:
     if not isinstance(name, str) or not name.strip():
         raise GameError(f"invalid game name {name!r}; try 'rrps', 'leduc' or an OpenSpiel game string")
     name = name.strip()
-    own = re.fullmatch(r"(rrps|leduc)(?:\((\w+)=(\d+)\))?", name)
+    own = re.fullmatch(r"(rrps|leduc|ipd)(?:\((\w+)=(\d+)\))?", name)
     if own:
         return _own_game(name, *own.groups())
     from csro.games.generic import GenericGame
