@@ -1,7 +1,12 @@
 """Match evaluation: the runner, the payoff table, population metrics, exact exploitability."""
 
 from csro.evaluation.evaluate import Evaluation, evaluate, unique_names
-from csro.evaluation.exploitability import ExploitabilityError, ExploitabilityResult, exact_exploitability
+from csro.evaluation.exploitability import (
+    ExploitabilityError,
+    ExploitabilityResult,
+    exact_exploitability,
+    exact_exploitability_profile,
+)
 from csro.evaluation.metrics import PopulationScore, population_score
 from csro.evaluation.payoff_table import Cell, Mixture, PayoffTable
 from csro.evaluation.policy_ref import PolicySpec, code_policy, resolve
@@ -11,6 +16,7 @@ from csro.evaluation.tournament import Tournament, round_robin
 __all__ = [
     "Cell", "Evaluation", "ExploitabilityError", "ExploitabilityResult", "MatchResult", "Mixture",
     "PayoffTable", "PolicySpec", "PopulationScore", "Tournament", "code_policy", "derive_seed", "evaluate",
-    "exact_exploitability", "play_chunk", "plan_chunks", "population_score", "record", "resolve",
+    "exact_exploitability", "exact_exploitability_profile", "play_chunk", "plan_chunks",
+    "population_score", "record", "resolve",
     "round_robin", "run_chunks", "unique_names",
 ]
