@@ -59,3 +59,21 @@ def test_registry_and_options():
         GambitNashSolver(method="lemke")
     with pytest.raises(ConfigError, match="maxregret"):
         GambitNashSolver(maxregret=0.0)
+
+
+def test_nash_solver_uses_gambit_beyond_two_players(monkeypatch):
+    import csro.solvers.meta._nash as nash_module
+
+    rng = np.random.default_rng(9)
+    tensors = [rng.normal(size=(3, 3, 3)) for _ in range(3)]
+    for s, g in zip(NashSolver().solve(tensors), GambitNashSolver().solve(tensors)):
+        np.testing.assert_array_equal(s, g)
+
+    class Failing(GambitNashSolver):
+        def _solve(self, tensors):
+            raise RuntimeError("no equilibrium")
+
+    monkeypatch.setattr(nash_module, "GambitNashSolver", Failing)
+    t = dominant_three_player()
+    for s in NashSolver(approx_steps=3000).solve(t):  # the PRD/RM approximation takes over
+        np.testing.assert_allclose(s, [0.0, 0.0, 1.0], atol=1e-3)

@@ -10,7 +10,7 @@ Solvers, by registry name (``get_meta_solver(name, **options)``, ``META_SOLVERS`
 
 - ``uniform``   — uniform over the population (PSRO = fictitious play).
 - ``nash``      — HiGHS LP for 2-player constant-sum; Lemke–Howson for 2-player
-  general-sum; projected replicator dynamics (an approximation) for n > 2 players.
+  general-sum; Gambit's logit-QRE limit for n > 2 players (PRD/RM approximations as fallback).
 - ``prd``       — projected replicator dynamics, averaged (Lanctot et al. 2017,
   arXiv 1711.00832); dt 1e-3, gamma 1e-6, 1e5 steps.
 - ``rm``        — regret matching, averaged.
