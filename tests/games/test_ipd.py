@@ -11,6 +11,7 @@ from csro.evaluation import code_policy, evaluate, play_chunk, resolve, round_ro
 from csro.evaluation.runner import Chunk, MatchJob, SeatRef
 from csro.games import load_game
 from csro.games.ipd import EXAMPLE_POLICY
+from csro.oracles._check import check_program
 from csro.policies import SandboxLimits
 
 # deterministic classics: our matches must equal the library's exactly
@@ -101,7 +102,13 @@ def test_illegal_action_forfeits(ipd):
 def test_cli_eval_against_builtins():
     proc = subprocess.run([sys.executable, "-m", "csro", "eval", "--game", "ipd", "--policy", "builtin:TitForTat",
                            "--opponents", "builtin:Defector,builtin:Cooperator", "--matches", "2", "--json"],
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600, check=False)
     assert proc.returncode == 0, proc.stderr
     (entry,) = json.loads(proc.stdout)["results"]
     assert entry["per_opponent"] == {"builtin:Defector": 199.0, "builtin:Cooperator": 600.0}
+
+
+def test_example_policy_passes_the_check(ipd):
+    assert check_program(ipd, EXAMPLE_POLICY, seed=0) is None
+    error = check_program(ipd, "class Agent:\n    def act(self, o):\n        return 'X'\n", seed=0)
+    assert error is not None and "illegal" in error

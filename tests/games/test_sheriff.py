@@ -76,7 +76,7 @@ def test_exact_nash_conv_of_a_code_policy(sheriff):
     result = exact_exploitability(sheriff, [code_policy("first", FIRST, sheriff)], samples=1)
     g = sheriff.openspiel_game
     tab = os_policy.TabularPolicy(g)
-    for _, row in tab.state_lookup.items():
+    for row in tab.state_lookup.values():
         legal = np.nonzero(tab.legal_actions_mask[row])[0]
         tab.action_probability_array[row] = 0
         tab.action_probability_array[row, legal[0]] = 1
