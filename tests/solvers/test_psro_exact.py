@@ -178,7 +178,7 @@ def test_cli_table():
 @pytest.mark.parametrize("args, needle", [
     (("--game", "no_such_game"), "unknown game 'no_such_game'"),
     (("--game", "kuhn_poker(foo=1)"), "Unknown parameter 'foo'"),
-    (("--train-solver", "lp"), "valid: alpharank, nash, pm, prd, rm, shor, shor-eval, uniform"),
+    (("--train-solver", "lp"), "valid: alpharank, cce, ce, gambit, nash, pm, prd, rm, shor, shor-eval, uniform"),
     (("--eval-solver", "lp"), "unknown meta-solver 'lp'"),
     (("--iterations", "0"), "iterations"),
 ])

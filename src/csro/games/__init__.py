@@ -1,8 +1,10 @@
 """OpenSpiel games as code policies see them (rules text, policy API, matches, built-ins).
 
 ``load_game(name)`` gives a ``CodeGame``: ``rrps`` and ``leduc`` are the two games of the
-CSRO paper (Hennes et al., arXiv 2603.10098) with its policy APIs; any other name is an
-OpenSpiel game string played through the generic ``Agent`` API (``games.generic``).
+CSRO paper (Hennes et al., arXiv 2603.10098) with its policy APIs; ``ipd`` is the iterated
+prisoner's dilemma against the axelrod library (``games.ipd``); any other name is an
+OpenSpiel game string played through the generic ``Agent`` API (``games.generic``), with
+per-seat roles for ``sheriff`` (``games.sheriff``).
 """
 
 from __future__ import annotations
@@ -49,6 +51,11 @@ _EXAMPLES = [
      "Goofspiel with 4 cards, simultaneous hidden bids (generic Agent API)"),
     ("liars_dice", "Liar's dice, 2 players, one die each (generic Agent API)"),
     ("kuhn_poker(players=3)", "Kuhn poker, 3 players (generic Agent API)"),
+    ("leduc_poker(players=3)", "Leduc hold'em, 3 players, one hand (generic Agent API)"),
+    ("ipd", "Iterated prisoner's dilemma, 200 rounds, general-sum; population: the axelrod "
+            "library's 224 strategies"),
+    ("sheriff", "Sheriff: smuggler (seat 0) vs sheriff (seat 1), asymmetric and general-sum; "
+                "population: honest, greedy, briber, random"),
 ]
 
 
@@ -60,11 +67,11 @@ def list_games() -> list[tuple[str, str]]:
     return list(_EXAMPLES)
 
 
-_OWN_PARAMETERS = {"rrps": "num_throws", "leduc": "num_hands"}
+_OWN_PARAMETERS = {"rrps": "num_throws", "leduc": "num_hands", "ipd": "turns"}
 
 
 def _own_game(name: str, short: str, parameter: str | None, value: str | None) -> CodeGame:
-    """``rrps`` / ``leduc``, optionally with their one parameter: ``rrps(num_throws=50)``."""
+    """``rrps`` / ``leduc`` / ``ipd``, optionally with their one parameter: ``rrps(num_throws=50)``."""
     expected = _OWN_PARAMETERS[short]
     if parameter is not None and parameter != expected:
         raise GameError(f"invalid game {name!r}: {short} takes only {expected}, e.g. {short}({expected}=10)")
@@ -75,6 +82,10 @@ def _own_game(name: str, short: str, parameter: str | None, value: str | None) -
         from csro.games.rrps import RRPSGame
 
         return RRPSGame(**kwargs)
+    if short == "ipd":
+        from csro.games.ipd import IPDGame
+
+        return IPDGame(**kwargs)
     from csro.games.leduc import LeducGame
 
     return LeducGame(**kwargs)
@@ -92,14 +103,14 @@ def load_game(name: str) -> CodeGame:
     if not isinstance(name, str) or not name.strip():
         raise GameError(f"invalid game name {name!r}; try 'rrps', 'leduc' or an OpenSpiel game string")
     name = name.strip()
-    own = re.fullmatch(r"(rrps|leduc)(?:\((\w+)=(\d+)\))?", name)
+    own = re.fullmatch(r"(rrps|leduc|ipd)(?:\((\w+)=(\d+)\))?", name)
     if own:
         return _own_game(name, *own.groups())
     from csro.games.generic import GenericGame
 
     short = re.match(r"[^(]*", name).group(0).strip()
     if short not in pyspiel.registered_names():
-        close = difflib.get_close_matches(short, ["rrps", "leduc", *pyspiel.registered_names()], n=3)
+        close = difflib.get_close_matches(short, ["rrps", "leduc", "ipd", *pyspiel.registered_names()], n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise GameError(
             f"unknown game {name!r}{hint} (`csro games` lists the named games; any OpenSpiel "
@@ -110,4 +121,8 @@ def load_game(name: str) -> CodeGame:
             os_game = pyspiel.load_game(name)
     except pyspiel.SpielError as exc:
         raise GameError(f"cannot load OpenSpiel game {name!r}: {exc}") from None
+    if short == "sheriff":  # the seats play different roles (games.sheriff)
+        from csro.games.sheriff import SheriffGame
+
+        return SheriffGame(name, os_game)
     return GenericGame(name, os_game)

@@ -124,6 +124,8 @@ class CodeGame(abc.ABC):
       api_spec: the exact policy API (a Python class skeleton with docstrings).
       return_range: (min, max) of one seat's match return.
       example_policy: a short, valid policy source for this game (a worked example).
+      seat_roles, zero_sum, seat_rules_text, seat_api_spec, seat_population: what differs
+        per seat and whether the game is zero-sum (defaults below; see each).
     """
 
     name: str
@@ -168,3 +170,33 @@ class CodeGame(abc.ABC):
     @abc.abstractmethod
     def population(self) -> list[str]:
         """The evaluation population as policy references (``builtin:NAME`` ...)."""
+
+    # -- general-sum and asymmetric games (issue 16); defaults describe the games above --
+
+    #: The seats' roles when they differ (e.g. ``("smuggler", "sheriff")``), in seat order;
+    #: ``None`` when every seat plays the same role, so one population can fill all seats.
+    seat_roles: tuple[str, ...] | None = None
+
+    @property
+    def zero_sum(self) -> bool:
+        """Whether every match's returns sum to the same constant (zero- or constant-sum).
+
+        Read from the OpenSpiel game type; general-sum and identical-interest games are not.
+        """
+        utility = self.openspiel_game.get_type().utility
+        return utility in (pyspiel.GameType.Utility.ZERO_SUM, pyspiel.GameType.Utility.CONSTANT_SUM)
+
+    def seat_rules_text(self, seat: int) -> str:
+        """The rules for a policy that plays ``seat`` (``rules_text`` unless roles differ)."""
+        return self.rules_text
+
+    def seat_api_spec(self, seat: int) -> str:
+        """The policy API for ``seat`` (``api_spec`` unless roles differ)."""
+        return self.api_spec
+
+    def seat_population(self, seat: int) -> list[str]:
+        """The evaluation opponents of a policy playing ``seat`` (``population()`` by default).
+
+        Each reference is a policy that can fill every *other* seat of the match.
+        """
+        return self.population()

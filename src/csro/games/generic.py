@@ -195,6 +195,17 @@ KNOWN_RULES = {
         "-1, the winner +1. The information state string is your dice followed by the bids "
         "so far."
     ),
+    "sheriff": (
+        "Sheriff (OpenSpiel's sheriff), a bargaining game between a smuggler (player 0) and a "
+        "sheriff (player 1). The smuggler first loads 0 to max_items illegal items into its "
+        "cargo, hidden from the sheriff. Then for num_rounds rounds the smuggler offers a "
+        "bribe of 0 to max_bribe (the sheriff sees it) and the sheriff answers whether it "
+        "would inspect the cargo. Only the last round counts. If the sheriff's last answer is "
+        "not to inspect, the smuggler gets item_value per item minus the last bribe and the "
+        "sheriff gets the last bribe. If it inspects and finds items, the smuggler pays "
+        "item_penalty per item to the sheriff; if it inspects a cargo with no items, the "
+        "sheriff pays sheriff_penalty to the smuggler. No bribe is paid on inspection."
+    ),
 }
 
 

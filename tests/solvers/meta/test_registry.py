@@ -9,7 +9,7 @@ from csro.solvers.meta import META_SOLVERS, get_meta_solver, meta_solver_options
 
 from ._games import PENNIES, WEIGHTED_RPS, WEIGHTED_RPS_EQ
 
-NAMES = ["alpharank", "nash", "pm", "prd", "rm", "shor", "shor-eval", "uniform"]
+NAMES = ["alpharank", "cce", "ce", "gambit", "nash", "pm", "prd", "rm", "shor", "shor-eval", "uniform"]
 
 
 def test_registry_names():
@@ -74,4 +74,8 @@ def test_exported_members():
         "RMSolver", "ShorEvalSolver", "ShorTrainSolver", "UniformSolver", "as_payoff_tensors",
         "get_meta_solver", "lemke_howson", "meta_nash_conv", "meta_solver_options",
         "shor_iterate", "symmetric_sigma", "values_against", "zero_sum_maximin",
+        # general-sum and n-player (issue 16)
+        "CCESolver", "CESolver", "GambitNashSolver", "JointMetaSolver", "cce_gap", "ce_gap",
+        "joint_marginals", "meta_gap", "others_marginal", "product_joint",
+        "recommendation_conditionals",
     ])

@@ -132,3 +132,28 @@ class MetaSolver(abc.ABC):
     @abc.abstractmethod
     def _solve(self, tensors: list[np.ndarray]) -> list[np.ndarray]:
         """Solve validated payoff tensors; may return unnormalised non-negative weights."""
+
+
+class JointMetaSolver(MetaSolver):
+    """A meta-solver whose answer is a *joint* sigma over profiles (CE, CCE).
+
+    ``solve_joint(payoffs)`` returns the joint distribution (an array of the meta-game's
+    shape, see ``csro.solvers.meta._joint``); ``solve(payoffs)`` keeps the common interface
+    and returns its per-player marginals, so a joint solver can stand wherever a product one
+    does (the marginals of a CE are in general not a Nash equilibrium).
+    """
+
+    def solve_joint(self, payoffs: PayoffsLike) -> np.ndarray:
+        """The joint sigma for ``payoffs``: non-negative, summing to 1, the meta-game's shape."""
+        tensors = as_payoff_tensors(payoffs)
+        joint = np.asarray(self._solve_joint(tensors), dtype=np.float64)
+        assert joint.shape == tensors[0].shape, (self.name, joint.shape, tensors[0].shape)
+        return clean_distribution(joint.reshape(-1)).reshape(joint.shape)
+
+    def _solve(self, tensors: list[np.ndarray]) -> list[np.ndarray]:
+        joint = self.solve_joint(tensors)
+        return [joint.sum(axis=tuple(q for q in range(joint.ndim) if q != p)) for p in range(joint.ndim)]
+
+    @abc.abstractmethod
+    def _solve_joint(self, tensors: list[np.ndarray]) -> np.ndarray:
+        """Solve validated payoff tensors; may return unnormalised non-negative weights."""

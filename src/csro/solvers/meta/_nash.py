@@ -1,4 +1,4 @@
-"""Nash meta-solver: exact for two players, projected replicator dynamics beyond.
+"""Nash meta-solver: exact for two players, Gambit's logit-QRE limit beyond.
 
 Which method runs depends on the meta-game:
 
@@ -14,12 +14,13 @@ Which method runs depends on the meta-game:
    games do not cycle. It finds *one* equilibrium (which one depends on the dropped label;
    label 0 is tried first). The result is checked; if no label yields an equilibrium within
    tolerance (numerical trouble), the solver falls back to item 3 and logs a warning.
-3. **Three or more players**: no exact method. We run projected replicator dynamics
-   (``PRDSolver``, the spec's dt and gamma) and regret matching (``RMSolver``), each for
-   ``approx_steps`` steps, and return whichever average profile has the lower meta NashConv.
-   This is an **approximation**: neither average is guaranteed to be a Nash equilibrium of
-   an n-player game (RM's converges to the coarse-correlated set). Use ``meta_nash_conv``
-   to see how far it is.
+3. **Three or more players**: Gambit's logit-QRE limit (``GambitNashSolver``, pygambit),
+   an equilibrium to about 1e-7 relative NashConv. Only when pygambit is missing or its
+   answer fails its check do we fall back to an **approximation** (with a warning): projected
+   replicator dynamics (``PRDSolver``, the spec's dt and gamma) and regret matching
+   (``RMSolver``), each for ``approx_steps`` steps, returning whichever average profile has
+   the lower meta NashConv; neither average is guaranteed to be a Nash equilibrium of an
+   n-player game (RM's converges to the coarse-correlated set).
 
 OpenSpiel's own ``psro_v2`` "nash" is the two-player zero-sum LP only; items 2–3 are our
 extension so the same name works on every meta-game PSRO produces.
@@ -36,6 +37,7 @@ from scipy.optimize import linprog
 from csro.errors import ConfigError
 from csro.solvers.meta._base import MetaSolver, is_constant_sum, meta_nash_conv
 from csro.solvers.meta._dynamics import PRDSolver, RMSolver
+from csro.solvers.meta._gambit import GambitNashSolver
 
 logger = logging.getLogger(__name__)
 
@@ -160,15 +162,15 @@ def lemke_howson(a: np.ndarray, b: np.ndarray, label: int = 0,
 
 @dataclasses.dataclass(frozen=True)
 class NashSolver(MetaSolver):
-    """Nash equilibrium: LP (2p constant-sum), Lemke–Howson (2p general-sum), PRD (n > 2).
+    """Nash equilibrium: LP (2p constant-sum), Lemke–Howson (2p general-sum), Gambit (n > 2).
 
     Options:
         zero_sum_rtol: the game counts as constant-sum when the players' payoffs sum to the
             same value in every cell up to ``zero_sum_rtol * max|payoff|`` (default 1e-9).
         nash_conv_tol: Lemke–Howson's answer is accepted when its meta NashConv is at most
             this times max|payoff| (default 1e-7); otherwise the next label is tried.
-        approx_steps: steps of PRD and of RM on games with more than two players (and on
-            the rare Lemke–Howson failure); default 100000.
+        approx_steps: steps of PRD and of RM when the exact methods fail (the rare
+            Lemke–Howson failure, pygambit missing or failing); default 100000.
     """
 
     name = "nash"
@@ -201,6 +203,11 @@ class NashSolver(MetaSolver):
                 if meta_nash_conv(tensors, [x, y]) <= self.nash_conv_tol * scale:
                     return [x, y]
             logger.warning("nash: Lemke-Howson failed on a %s game; approximating", a.shape)
+        else:
+            try:
+                return GambitNashSolver().solve(tensors)
+            except (ConfigError, RuntimeError) as exc:
+                logger.warning("nash: pygambit failed on a %s game (%s); approximating", tensors[0].shape, exc)
         candidates = [
             PRDSolver(steps=self.approx_steps).solve(tensors),
             RMSolver(iterations=self.approx_steps).solve(tensors),

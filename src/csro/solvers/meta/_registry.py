@@ -10,17 +10,20 @@ import numpy as np
 from csro.errors import ConfigError
 from csro.solvers.meta._alpharank import AlphaRankSolver
 from csro.solvers.meta._base import MetaSolver, clean_distribution
+from csro.solvers.meta._correlated import CCESolver, CESolver
 from csro.solvers.meta._dynamics import PRDSolver, RMSolver
+from csro.solvers.meta._gambit import GambitNashSolver
 from csro.solvers.meta._nash import NashSolver
 from csro.solvers.meta._shor import PMSolver, ShorEvalSolver, ShorTrainSolver
 from csro.solvers.meta._uniform import UniformSolver
 
 #: Every meta-solver by name. Each entry is a dataclass whose fields are its options and
-#: whose ``solve(payoffs)`` returns one sigma per player.
+#: whose ``solve(payoffs)`` returns one sigma per player; the joint ones (``ce``, ``cce``,
+#: ``JointMetaSolver``) also give their joint sigma with ``solve_joint(payoffs)``.
 META_SOLVERS: dict[str, type[MetaSolver]] = {
     cls.name: cls
     for cls in (UniformSolver, NashSolver, PRDSolver, RMSolver, AlphaRankSolver,
-                ShorTrainSolver, ShorEvalSolver, PMSolver)
+                ShorTrainSolver, ShorEvalSolver, PMSolver, CESolver, CCESolver, GambitNashSolver)
 }
 
 
