@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import pathlib
+import tempfile
 from typing import Iterator
 
 from csro.arena import MatchArena
@@ -53,3 +54,9 @@ class CountingBackend(LocalBackend):
         results = super().run(chunks, progress)
         self.played += len(results)
         return results
+
+
+def check_program(game: CodeGame, source: str) -> str | None:
+    """The real sandbox check of one program (``MatchArena.check``) in a throwaway run store."""
+    with tempfile.TemporaryDirectory() as tmp, arena_for(game, pathlib.Path(tmp) / "run") as arena:
+        return arena.check([source])[0]

@@ -11,7 +11,7 @@ from csro.evaluation import code_policy, evaluate, play_chunk, resolve, round_ro
 from csro.evaluation.runner import Chunk, MatchJob, SeatRef
 from csro.games import load_game
 from csro.games.ipd import EXAMPLE_POLICY
-from csro.oracles._check import check_program
+from tests.conftest import check_program
 from csro.policies import SandboxLimits
 
 # deterministic classics: our matches must equal the library's exactly
@@ -109,6 +109,6 @@ def test_cli_eval_against_builtins():
 
 
 def test_example_policy_passes_the_check(ipd):
-    assert check_program(ipd, EXAMPLE_POLICY, seed=0) is None
-    error = check_program(ipd, "class Agent:\n    def act(self, o):\n        return 'X'\n", seed=0)
+    assert check_program(ipd, EXAMPLE_POLICY) is None
+    error = check_program(ipd, "class Agent:\n    def act(self, o):\n        return 'X'\n")
     assert error is not None and "illegal" in error

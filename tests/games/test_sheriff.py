@@ -9,7 +9,7 @@ from csro.evaluation import code_policy, evaluate, exact_exploitability, play_ch
 from csro.evaluation.runner import Chunk, MatchJob, SeatRef
 from csro.games import list_games, load_game
 from csro.games.sheriff import EXAMPLE_POLICY
-from csro.oracles._check import check_program
+from tests.conftest import check_program
 from csro.policies import SandboxLimits
 
 FIRST = "class Agent:\n    def act(self, observation):\n        return observation['legal_actions'][0]\n"
@@ -63,7 +63,7 @@ def test_personas(sheriff):
 
 
 def test_code_policies_play_both_seats(sheriff):
-    assert check_program(sheriff, EXAMPLE_POLICY, seed=0) is None
+    assert check_program(sheriff, EXAMPLE_POLICY) is None
     pop = [resolve(r, sheriff) for r in sheriff.population()]
     ev = evaluate(sheriff, [code_policy("example", EXAMPLE_POLICY, sheriff)], pop, matches=2, seed=0, processes=1)
     seats = {res.policies.index("example") for res in ev.results}
