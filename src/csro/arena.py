@@ -21,8 +21,10 @@ process parses it with ``ast`` at most.
 from __future__ import annotations
 
 import ast
+import collections
 import dataclasses
 import math
+import statistics
 from typing import Protocol, Sequence
 
 from csro.evaluation import Z95, PayoffTable, PolicySpec, Trace, code_policy, record, resolve
@@ -55,18 +57,37 @@ class Opponent:
 
 
 @dataclasses.dataclass(frozen=True)
+class Profile:
+    """The other seats of a match, filled from their populations, with the probability of
+    meeting exactly them under sigma; ``members[player]`` (the oracle's own seat) is None."""
+
+    weight: float
+    members: tuple[Opponent | None, ...]
+
+    @property
+    def name(self) -> str:
+        return "+".join(m.name for m in self.members if m is not None)
+
+
+@dataclasses.dataclass(frozen=True)
 class Target:
     """What one best-response call answers: sigma over the opposing population.
 
     Attributes:
       iteration: the PSRO iteration k (the oracle answers sigma_{k-1}).
-      player: the player the best response is for (0 in symmetric games).
-      opponents: the whole opposing population with sigma weights, in population order.
+      player: the player (and seat) the best response is for (0 in symmetric games).
+      opponents: the opposing population with sigma weights, in population order (in an
+        n-player or asymmetric game: every other seat's members, weighted by their marginal).
+      profiles: n-player and asymmetric games: the other seats' weighted profiles, which is
+        what the best response is played against (with the candidate in ``player``'s seat).
+        Empty in a symmetric two-player game, where each opponent fills the other seat and
+        seats alternate between matches.
     """
 
     iteration: int
     player: int
     opponents: tuple[Opponent, ...]
+    profiles: tuple[Profile, ...] = ()
 
     @property
     def support(self) -> tuple[Opponent, ...]:
@@ -75,8 +96,16 @@ class Target:
 
     @property
     def weights(self) -> dict[str, float]:
-        """Opponent name -> sigma weight."""
+        """What a candidate's Feedback is reported against -> its sigma weight: the opponents,
+        or in an n-player or asymmetric game the other seats' profiles."""
+        if self.profiles:
+            return {pr.name: pr.weight for pr in self.profiles}
         return {o.name: o.weight for o in self.opponents}
+
+    @property
+    def seat(self) -> int | None:
+        """The seat the best response plays; None when it plays every seat (symmetric games)."""
+        return self.player if self.profiles else None
 
     def named(self, names: Sequence[str]) -> list[Opponent]:
         """The opponents called ``names``, in that order."""
@@ -108,8 +137,9 @@ class Feedback:
 class Arena(Protocol):
     """Where an oracle's candidates are played (see the module docstring)."""
 
-    def check(self, sources: Sequence[str]) -> list[str | None]:
-        """None for each valid program, else a short error naming what failed."""
+    def check(self, sources: Sequence[str], seat: int | None = None) -> list[str | None]:
+        """None for each valid program, else a short error naming what failed (checked in
+        every role, or only in ``seat`` for a policy of one seat)."""
 
     def evaluate(self, source: str, target: Target) -> Feedback:
         """The candidate's Feedback against ``target``'s sigma."""
@@ -144,14 +174,18 @@ class MatchArena:
         spec = code_policy("cand", source, self.game)
         return dataclasses.replace(spec, name=f"cand-{spec.sha256[:12]}")
 
-    def check(self, sources: Sequence[str]) -> list[str | None]:
+    def check(self, sources: Sequence[str], seat: int | None = None) -> list[str | None]:
         errors: list[str | None] = [syntax_error(s) for s in sources]
         candidates = {i: self.candidate(s) for i, s in enumerate(sources) if errors[i] is None}
         if not candidates:
             return errors
         random = resolve("builtin:random", self.game)
         distinct = {c.name: c for c in candidates.values()}
-        results = self.sim.results("check", [(c, random) for c in distinct.values()], self.game.check_matches)
+        if seat is None:
+            results = self.sim.results("check", [(c, random) for c in distinct.values()], self.game.check_matches)
+        else:
+            seated = [tuple(c if s == seat else random for s in range(self.game.num_players)) for c in distinct.values()]
+            results = [r for rs in self.sim.profile_results("check", seated, 1) for r in rs]
         failed: dict[str, str] = {}
         for r in results:
             if r.forfeit is not None and r.policies[r.forfeit[0]] in distinct:
@@ -161,6 +195,8 @@ class MatchArena:
         return errors
 
     def evaluate(self, source: str, target: Target) -> Feedback:
+        if target.profiles:
+            return self._evaluate_seated(source, target)
         candidate = self.candidate(source)
         support = target.support
         key = (candidate.name, tuple((o.name, o.weight) for o in support))
@@ -177,6 +213,33 @@ class MatchArena:
         ci95 = Z95 * math.sqrt(sum((o.weight * table.cell(candidate.name, o.name).sem) ** 2 for o in support))
         fb = Feedback(utility, per_opponent, dict(table.forfeits(candidate.name)), details,
                       sum(table.count(candidate.name, o.name) for o in support), ci95)
+        self._feedback[key] = fb
+        return fb
+
+    def _evaluate_seated(self, source: str, target: Target) -> Feedback:
+        """u against weighted profiles of the other seats, the candidate in its player's seat."""
+        candidate = self.candidate(source)
+        weighted = [pr for pr in target.profiles if pr.weight > 0]
+        key = (candidate.name, target.player, tuple((pr.name, pr.weight) for pr in weighted))
+        if key in self._feedback:
+            return self._feedback[key]
+        seated = [tuple(candidate if m is None else m.playable for m in pr.members) for pr in weighted]
+        results = self.sim.profile_results("oracle", seated, self.matches)
+        p = target.player
+        per_profile, sems, forfeits, details = {}, {}, collections.Counter(), []
+        for pr, rs in zip(weighted, results):
+            mine = [r.returns[p] for r in rs]
+            per_profile[pr.name] = float(sum(mine) / len(mine))
+            sems[pr.name] = float(statistics.stdev(mine) / math.sqrt(len(mine))) if len(mine) > 1 else 0.0
+            for r in rs:
+                if r.forfeit and r.forfeit[0] == p:
+                    forfeits[r.forfeit[1]] += 1
+                    details.append({"opponents": [n for s, n in enumerate(r.policies) if s != p],
+                                    "reason": r.forfeit[1], "detail": r.forfeit[2]})
+        utility = float(sum(pr.weight * per_profile[pr.name] for pr in weighted))
+        ci95 = Z95 * math.sqrt(sum((pr.weight * sems[pr.name]) ** 2 for pr in weighted))
+        fb = Feedback(utility, per_profile, dict(forfeits), tuple(details[:MAX_DETAILS]),
+                      sum(len(rs) for rs in results), ci95)
         self._feedback[key] = fb
         return fb
 

@@ -18,6 +18,8 @@ on it. The paper is silent on cell sizes; our answer (issue "a meta-game decided
 from __future__ import annotations
 
 import dataclasses
+import math
+from typing import Sequence
 
 import numpy as np
 
@@ -78,3 +80,34 @@ def support_changes(game: EmpiricalGame, solver: str, sigma: np.ndarray, resampl
         np.fill_diagonal(u, 0.0)
         changed += support(symmetric_sigma(u, get_meta_solver(solver))) != base
     return changed / resamples
+
+
+@dataclasses.dataclass(frozen=True)
+class ProfileGame:
+    """The empirical game of per-player populations (n players, or seats that differ).
+
+    ``payoffs[p][i_0, ..., i_{N-1}]`` is the mean return of seat p when player q plays member
+    ``i_q`` of its population (the profile played with every policy in its own seat);
+    ``sem`` the standard errors, ``counts`` the matches behind each profile.
+    """
+
+    names: tuple[tuple[str, ...], ...]
+    payoffs: tuple[np.ndarray, ...]
+    sem: tuple[np.ndarray, ...]
+    counts: np.ndarray
+
+    @classmethod
+    def of(cls, names: Sequence[Sequence[str]], returns: dict[tuple[str, ...], list[tuple[float, ...]]]) -> "ProfileGame":
+        """From each profile's match returns (profile of names, in seat order -> per-match returns)."""
+        shape = tuple(len(n) for n in names)
+        n = len(names)
+        payoffs = [np.zeros(shape) for _ in range(n)]
+        sem = [np.zeros(shape) for _ in range(n)]
+        counts = np.zeros(shape, dtype=int)
+        for index in np.ndindex(*shape):
+            rows = np.asarray(returns[tuple(names[p][i] for p, i in enumerate(index))], dtype=float)
+            counts[index] = len(rows)
+            for p in range(n):
+                payoffs[p][index] = rows[:, p].mean()
+                sem[p][index] = rows[:, p].std(ddof=1) / math.sqrt(len(rows)) if len(rows) > 1 else 0.0
+        return cls(tuple(tuple(x) for x in names), tuple(payoffs), tuple(sem), counts)

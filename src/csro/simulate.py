@@ -21,7 +21,7 @@ from typing import Callable, Sequence
 
 from csro.evaluation.payoff_table import Z95, PayoffTable
 from csro.evaluation.policy_ref import PolicySpec
-from csro.evaluation.runner import Chunk, MatchJob, MatchResult, SeatRef, plan_chunks, record
+from csro.evaluation.runner import Chunk, MatchJob, MatchResult, SeatRef, plan_chunks, plan_profiles, record
 from csro.games import CodeGame
 from csro.policies import SandboxLimits
 
@@ -95,6 +95,25 @@ class StoredSimulator:
             for target, group in want.items():
                 self.play(phase, group, target)
             table = self.play(phase, pairs, matches)
+
+    def profile_results(self, phase: str, profiles: Sequence[Sequence[PolicySpec]], matches: int) -> list[list[MatchResult]]:
+        """Ensure every profile (one policy per seat, in seat order) has ``matches`` stored
+        matches in ``phase``; the results of each profile. Only missing matches are played."""
+        names = [tuple(s.name for s in profile) for profile in profiles]
+        stored = [self._seated(phase, n) for n in names]
+        todo = [i for i, results in enumerate(stored) if len(results) < matches]
+        if todo:
+            chunks = plan_profiles(self.game.name, [profiles[i] for i in todo], matches, self.seed, self.limits)
+            known = {r.seed for i in todo for r in stored[i]}
+            chunks = [c for c in (dataclasses.replace(c, jobs=tuple(j for j in c.jobs if j.seed not in known))
+                                  for c in chunks) if c.jobs]
+            self.store.add_matches(phase, self._run(phase, chunks))
+            for i in todo:
+                stored[i] = self._seated(phase, names[i])
+        return stored
+
+    def _seated(self, phase: str, names: tuple[str, ...]) -> list[MatchResult]:
+        return [r for r in self.store.matches(phase, set(names)) if r.policies == names]
 
     def traced(self, phase: str, seats: Sequence[PolicySpec], seed: int) -> MatchResult:
         """One match (policies in seat order) with its round-by-round trace, on the backend;

@@ -56,8 +56,8 @@ class CountingPlay:
         self.cells = []
         self.real: MatchArena | None = None
 
-    def check(self, sources):
-        return self.real.check(sources)
+    def check(self, sources, seat=None):
+        return self.real.check(sources, seat)
 
     def play(self, sources, opponents, matches=None):
         out = []

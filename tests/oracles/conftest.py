@@ -76,8 +76,8 @@ class FakeArena:
         self.evaluator = evaluate
         self.matches = real.matches
 
-    def check(self, sources):
-        return self.real.check(sources)
+    def check(self, sources, seat=None):
+        return self.real.check(sources, seat)
 
     def evaluate(self, source, target):
         return self.evaluator(source)

@@ -115,6 +115,20 @@ def plan_chunks(game_name: str, num_players: int, pairs: Sequence[tuple[PolicySp
     return [Chunk(game_name, tuple(jobs), limits) for _, jobs in sorted(by_key.items())]
 
 
+def plan_profiles(game_name: str, profiles: Sequence[Sequence[PolicySpec]], matches: int, seed: int,
+                  limits: SandboxLimits) -> list[Chunk]:
+    """Chunks for ``matches`` matches of each profile, every policy in its own seat.
+
+    The per-player populations of an n-player or asymmetric game meet as profiles (the
+    policy of player p in seat p, never another seat). A match's seed depends on the run
+    seed, the seated names in order and the match index only; a chunk holds up to
+    ``CHUNK_TARGET`` matches of consecutive profiles.
+    """
+    jobs = [MatchJob(tuple(SeatRef.of(s) for s in profile), derive_seed(seed, *(s.name for s in profile), m))
+            for profile in profiles for m in range(matches)]
+    return [Chunk(game_name, tuple(jobs[i:i + CHUNK_TARGET]), limits) for i in range(0, len(jobs), CHUNK_TARGET)]
+
+
 # "fork" starts a pool process in milliseconds, with csro and pyspiel already imported, and
 # needs no ``if __name__ == "__main__"`` guard in user scripts; "forkserver" costs ~0.6 s of
 # imports per pool. With "fork", CPython's ProcessPoolExecutor starts all its processes

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-from typing import Protocol
+from typing import Protocol, Sequence
 
 from csro.arena import Arena, Feedback, Target
 from csro.config import OracleConfig
@@ -65,6 +65,10 @@ class OracleContext:
     def evaluate(self, source: str) -> Feedback:
         """The candidate's Feedback against sigma (the paper's u)."""
         return self.arena.evaluate(source, self.target)
+
+    def check(self, sources: Sequence[str]) -> list[str | None]:
+        """The sandbox check, in the seat the best response plays (every role when symmetric)."""
+        return self.arena.check(sources, self.target.seat)
 
 
 @dataclasses.dataclass(frozen=True)

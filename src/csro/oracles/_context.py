@@ -127,14 +127,23 @@ class ContextBuilder:
         """The description calls that went into a prompt about ``opponents``."""
         return [self.description_keys[o.name] for o in opponents if o.name in self.description_keys]
 
-    def messages(self, game: CodeGame, opponents: Sequence[Opponent], config: OracleConfig) -> list[Message]:
-        """System and user messages asking for a best response to ``opponents``."""
+    def messages(self, game: CodeGame, opponents: Sequence[Opponent], config: OracleConfig,
+                 seat: int | None = None) -> list[Message]:
+        """System and user messages asking for a best response to ``opponents`` (in ``seat``
+        of an n-player or asymmetric game: its rules and API, and which seat it plays)."""
         task = (f"Write a class {game.policy_class} that maximises its expected return against "
                 "this mixture of opponents: exploit their weaknesses.")
         if config.context.self_explain:
             task += " Start the class with a docstring that explains the strategy."
-        user = [game.rules_text.rstrip(), "\nThe exact policy API (your class must match it):",
-                f"```python\n{game.api_spec.rstrip()}\n```", "", self.opponents_block(opponents, config.context)]
+        rules, api = (game.rules_text, game.api_spec) if seat is None else (game.seat_rules_text(seat),
+                                                                               game.seat_api_spec(seat))
+        user = [rules.rstrip(), "\nThe exact policy API (your class must match it):",
+                f"```python\n{api.rstrip()}\n```", ""]
+        if seat is not None:
+            role = f" ({game.seat_roles[seat]})" if game.seat_roles else ""
+            user.append(f"Your policy always plays seat {seat}{role} of this {game.num_players}-player game; "
+                        "the other seats are filled by the opponents below, each with its probability.")
+        user.append(self.opponents_block(opponents, config.context))
         if config.prompt == "example":
             user += ["A working example policy (a simple one; write a better one):",
                      f"```python\n{game.example_policy.rstrip()}\n```\n"]

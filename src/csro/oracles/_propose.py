@@ -94,7 +94,7 @@ class Proposer:
                 if d.error is not None:
                     self._record(d.keys[-1], step, d.error, None)
 
-        return Drafting(extract=_extractor(game.policy_class), check=self.ctx.arena.check, repair=repair,
+        return Drafting(extract=_extractor(game.policy_class), check=self.ctx.check, repair=repair,
                         max_repairs=self.ctx.config.max_repairs, on_round=on_round)
 
     def _best(self, step: str, valid: Sequence[Draft]) -> Candidate | None:

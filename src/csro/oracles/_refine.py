@@ -46,7 +46,7 @@ class LinearRefinement(Oracle):
         opponents = select_opponents(ctx.target.opponents, ctx.config.context)
         if ctx.config.context.opponents in ("description", "both"):
             self.context.describe(ctx.game, opponents, ctx.config, ctx.llm)
-        messages = self.context.messages(ctx.game, opponents, ctx.config)
+        messages = self.context.messages(ctx.game, opponents, ctx.config, ctx.target.seat)
         proposer = Proposer(ctx)
         best = proposer.generate("propose", messages, 0, self.context.lineage_keys(opponents))
         j = 0
