@@ -80,11 +80,11 @@ def _execute(config: RunConfig, store: RunStore, hooks: Hooks) -> pathlib.Path:
         loop = CSRO(config, game, store, sim, llm, oracle=get_oracle(config.oracle.kind),
                     arena=MatchArena(game, sim, matches=config.matches_per_cell),
                     on_event=hooks.on_event, on_iteration=scorer.per_iteration)
-        population, sigma = loop.run()
-        estimate = loop.exploitability_estimate(sigma) if config.evaluation.br_estimate else None
-        members = [policy_spec(r, game) for r in population]
-        loop.log(config.iterations, events.FINAL_EVALUATION, {"population": len(members)})
-        store.set_final({**scorer.final(members, sigma), "expl_estimate": estimate})
+        populations, sigmas = loop.run()
+        estimate = loop.exploitability_estimate(sigmas) if config.evaluation.br_estimate else None
+        members = [[policy_spec(r, game) for r in population] for population in populations]
+        loop.log(config.iterations, events.FINAL_EVALUATION, {"population": sum(len(m) for m in members)})
+        store.set_final({**scorer.final(members, sigmas), "expl_estimate": estimate})
     return write_report(store.directory)
 
 
@@ -121,24 +121,35 @@ def locked(directory: pathlib.Path) -> Iterator[None]:
 
 
 def status(directory: str | pathlib.Path) -> dict:
-    """Where the run stands (the ``csro status --json`` object)."""
+    """Where the run stands (the ``csro status --json`` object): one population and sigma per
+    player in ``populations``/``sigmas`` (one in a symmetric game); ``population``/``sigma`` are
+    player 0's."""
     with RunStore.open(directory) as store:
         config = store.config()
         finished = store.iterations()
-        sigmas = [s for s in store.sigmas() if s.player == 0]
-        population = store.policies(0)
+        sigmas = store.sigmas()
+        policies = store.policies()
         final = store.final()
         llm = store.llm_stats()
-    last = dict(zip(sigmas[-1].names, sigmas[-1].sigma)) if sigmas else {}
+    players = sorted({r.player for r in policies}) or [0]
+    populations, weights = [], []
+    for player in players:
+        mine = [s for s in sigmas if s.player == player]
+        last = dict(zip(mine[-1].names, mine[-1].sigma)) if mine else {}
+        members = [r for r in policies if r.player == player]
+        populations.append([{"id": r.id, "iteration": r.iteration, "oracle": r.oracle, "sha256": r.sha256,
+                             "utility": r.info.get("utility")} for r in members])
+        weights.append([last.get(r.id, 0.0) for r in members])
     return {
         "iteration": finished[-1]["iteration"] if finished else None,
         "iterations": config["iterations"],
         "done": final is not None,
-        "population": [{"id": r.id, "iteration": r.iteration, "oracle": r.oracle, "sha256": r.sha256,
-                        "utility": r.info.get("utility")} for r in population],
-        "sigma": [last.get(r.id, 0.0) for r in population],
+        "population": populations[0],
+        "sigma": weights[0],
+        "populations": populations,
+        "sigmas": weights,
         "final": None if final is None else {k: final.get(k) for k in ("pop_return", "pop_expl", "agg_score", "nash_conv",
-                                                                      "expl_estimate")},
+                                                                      "expl_estimate", "seats")},
         "llm": {k: llm[k] for k in ("calls", "tokens_in", "tokens_out", "errors")},
     }
 

@@ -11,6 +11,14 @@ cells (``csro.evaluation.payoff_table``), so only members in sigma's support are
 against the evaluation population, each for ``evaluation.matches_per_opponent`` matches, in
 the ``eval`` phase of the run store (a member is played once per run, whatever iteration
 first needs it).
+
+With per-player populations (n players, general-sum, seats that differ) each player's sigma
+is scored in its own seat against the game's evaluation population for that seat
+(``CodeGame.seat_population``: each member fills every other seat): PopReturn is the mean
+return of the seat, PopExpl the largest mean return of the other seats (what the evaluation
+policy gains against the mixture), AggScore their difference, welfare the mean sum of all
+seats' returns; the run's summary figures are the means over seats, and the final profile's
+exact NashConv is added where the game is small (``exact_exploitability_profile``).
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ import numpy as np
 
 from csro.config import EvaluationConfig
 from csro.errors import GameError
-from csro.evaluation.exploitability import ExploitabilityError, exact_exploitability
+from csro.evaluation.exploitability import ExploitabilityError, exact_exploitability, exact_exploitability_profile
 from csro.evaluation.metrics import population_score
 from csro.evaluation.payoff_table import Mixture
 from csro.evaluation.policy_ref import PolicySpec, resolve
@@ -49,27 +57,64 @@ class Scorer:
         mixture = Mixture.of([m.name for m, _ in support], [w for _, w in support])
         return population_score(table, mixture, [o.name for o in self.opponents], name="sigma").to_dict()
 
-    def per_iteration(self, iteration: int, members: list[PolicySpec], sigma: np.ndarray) -> dict:
-        """The loop's ``on_iteration`` hook: the summary metrics of sigma_iteration."""
+    def score_seat(self, seat: int, members: Sequence[PolicySpec], sigma: np.ndarray) -> dict:
+        """The metrics of player ``seat``'s mixture in its own seat (see the module docstring)."""
+        refs = self.game.seat_population(seat) if self.config.population == "default" else list(self.config.population)
+        opponents = [resolve(ref, self.game) for ref in refs]
+        support = [(m, float(w)) for m, w in zip(members, sigma) if w > 0]
+        n = self.game.num_players
+        profiles = [tuple(m if s == seat else o for s in range(n)) for m, _ in support for o in opponents]
+        results = iter(self.sim.profile_results("eval", profiles, self.config.matches_per_opponent))
+        mine, theirs, welfare = {o.name: 0.0 for o in opponents}, {o.name: 0.0 for o in opponents}, 0.0
+        for _, w in support:
+            for o in opponents:
+                rs = next(results)
+                mine[o.name] += w * float(np.mean([r.returns[seat] for r in rs]))
+                theirs[o.name] += w * float(np.mean([np.mean([x for s, x in enumerate(r.returns) if s != seat])
+                                                     for r in rs]))
+                welfare += w * float(np.mean([sum(r.returns) for r in rs])) / len(opponents)
+        pop_return = float(np.mean(list(mine.values())))
+        worst = max(theirs, key=theirs.get)
+        return {"seat": seat, "pop_return": pop_return, "pop_expl": theirs[worst], "agg_score": pop_return - theirs[worst],
+                "welfare": welfare, "worst_opponent": worst, "per_opponent": mine, "ci95": None}
+
+    def _seats(self, members: list[list[PolicySpec]], sigmas: list[np.ndarray]) -> dict:
+        seats = [self.score_seat(p, members[p], sigmas[p]) for p in range(len(members))]
+        means = {key: float(np.mean([s[key] for s in seats])) for key in ("pop_return", "pop_expl", "agg_score", "welfare")}
+        return {**means, "ci95": None, "seats": seats}
+
+    def per_iteration(self, iteration: int, members: list[list[PolicySpec]], sigmas: list[np.ndarray]) -> dict:
+        """The loop's ``on_iteration`` hook: the summary metrics of sigma_iteration (one
+        population and sigma in a symmetric game, one per player otherwise)."""
         if not self.config.every_iteration:
             return {}
-        scored = self.score(members, sigma)
+        if len(members) > 1:
+            return self._seats(members, sigmas)
+        scored = self.score(members[0], sigmas[0])
         return {key: scored[key] for key in SUMMARY_KEYS}
 
-    def final(self, members: list[PolicySpec], sigma: np.ndarray) -> dict:
+    def final(self, members: list[list[PolicySpec]], sigmas: list[np.ndarray]) -> dict:
         """The final evaluation stored with the run (``RunStore.set_final``)."""
-        out = self.score(members, sigma)
+        if len(members) > 1:
+            out = self._seats(members, sigmas)
+            out["population"] = [[m.name for m in ms] for ms in members]
+            out["sigma"] = [{m.name: float(w) for m, w in zip(ms, s)} for ms, s in zip(members, sigmas)]
+        else:
+            out = self.score(members[0], sigmas[0])
+            out["population"] = [m.name for m in members[0]]
+            out["sigma"] = {m.name: float(w) for m, w in zip(members[0], sigmas[0])}
         out["matches_per_opponent"] = self.config.matches_per_opponent
-        out["population"] = [m.name for m in members]
-        out["sigma"] = {m.name: float(w) for m, w in zip(members, sigma)}
-        out["nash_conv"], out["nash_conv_note"] = self._nash_conv(members, sigma)
+        out["nash_conv"], out["nash_conv_note"] = self._nash_conv(members, sigmas)
         return out
 
-    def _nash_conv(self, members: list[PolicySpec], sigma: np.ndarray) -> tuple[float | None, str | None]:
+    def _nash_conv(self, members: list[list[PolicySpec]], sigmas: list[np.ndarray]) -> tuple[float | None, str | None]:
         if not self.config.exact_nash_conv:
             return None, "not requested (evaluation.exact_nash_conv is false)"
         try:
-            result = exact_exploitability(self.game, members, sigma)
+            if len(members) > 1:
+                result = exact_exploitability_profile(self.game, list(zip(members, sigmas)))
+            else:
+                result = exact_exploitability(self.game, members[0], sigmas[0])
         except (GameError, ExploitabilityError) as exc:
             return None, f"not computed: {exc}"
         note = None if result.exact else f"estimated: a member is stochastic ({result.samples} samples per state)"

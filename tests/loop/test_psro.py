@@ -4,12 +4,11 @@ import pytest
 
 from csro.arena import MatchArena
 from csro.config import RunConfig
-from csro.errors import ConfigError
 from csro.evaluation.backends import LocalBackend
 from csro.games import load_game
 from csro.oracles import Attempt, OracleResult
 from csro.policies import SandboxLimits
-from csro.psro import CSRO, check_game
+from csro.psro import CSRO, symmetric
 from csro.simulate import StoredSimulator
 from csro.store import RunStore
 
@@ -49,8 +48,8 @@ def _loop(store, oracle, events=None, **overrides):
     sim = StoredSimulator(game, store, LocalBackend(1), seed=config.seed, limits=FAST)
     seen = []
 
-    def on_iteration(k, specs, sigma):
-        seen.append((k, [s.name for s in specs]))
+    def on_iteration(k, specs, sigmas):
+        seen.append((k, [s.name for s in specs[0]]))
         return {"hook": k}
 
     loop = CSRO(config, game, store, sim, llm=None, oracle=oracle, arena=MatchArena(game, sim, matches=2),
@@ -64,7 +63,7 @@ def test_algorithm_1_with_failures_and_duplicates(tmp_path):
     oracle = ScriptedOracle(PROGRAMS)
     with RunStore.create(tmp_path / "run", {}) as store:
         loop, seen = _loop(store, oracle, events)
-        population, sigma = loop.run()
+        [population], [sigma] = loop.run()
         assert [r.id for r in population] == ["p0", "p1", "p2"]
         assert [r.iteration for r in population] == [0, 1, 4]
         assert population[0].ref == "builtin:rockbot" and population[2].source == always("SCISSORS")
@@ -86,12 +85,12 @@ def test_algorithm_1_with_failures_and_duplicates(tmp_path):
 def test_resume_walks_finished_iterations_without_the_oracle(tmp_path):
     with RunStore.create(tmp_path / "run", {}) as store:
         first, _ = _loop(store, ScriptedOracle(PROGRAMS))
-        population, sigma = first.run()
+        [population], [sigma] = first.run()
         counts = store.match_counts()
     with RunStore.open(tmp_path / "run") as store:
         untouched = ScriptedOracle({})  # any call would raise KeyError
         again, seen = _loop(store, untouched)
-        population2, sigma2 = again.run()
+        [population2], [sigma2] = again.run()
         assert untouched.contexts == [] and seen == []
         assert [r.sha256 for r in population2] == [r.sha256 for r in population]
         assert list(sigma2) == list(sigma)
@@ -100,7 +99,7 @@ def test_resume_walks_finished_iterations_without_the_oracle(tmp_path):
 
 def test_resume_after_a_crash_mid_run_ends_like_an_uninterrupted_run(tmp_path):
     with RunStore.create(tmp_path / "whole", {}) as store:
-        whole, whole_sigma = _loop(store, ScriptedOracle(PROGRAMS))[0].run()
+        [whole], [whole_sigma] = _loop(store, ScriptedOracle(PROGRAMS))[0].run()
 
     class Crash(Exception):
         pass
@@ -117,15 +116,60 @@ def test_resume_after_a_crash_mid_run_ends_like_an_uninterrupted_run(tmp_path):
         assert [d["iteration"] for d in store.iterations()] == [0, 1, 2]
     with RunStore.open(tmp_path / "part") as store:
         oracle = ScriptedOracle(PROGRAMS)
-        part, part_sigma = _loop(store, oracle)[0].run()
+        [part], [part_sigma] = _loop(store, oracle)[0].run()
         assert [c.target.iteration for c in oracle.contexts] == [3, 4]
     assert [r.sha256 for r in part] == [r.sha256 for r in whole]
     assert list(part_sigma) == list(whole_sigma)
 
 
-def test_games_the_symmetric_loop_cannot_play_are_refused():
-    with pytest.raises(ConfigError, match="two-player zero-sum.*3 players"):
-        check_game(load_game("kuhn_poker(players=3)"))
-    with pytest.raises(ConfigError, match="general_sum"):
-        check_game(load_game("matrix_pd"))
-    check_game(load_game("kuhn_poker"))
+def test_which_games_share_one_population():
+    assert symmetric(load_game("kuhn_poker")) and symmetric(load_game("rrps(num_throws=20)"))
+    assert not symmetric(load_game("kuhn_poker(players=3)"))  # n players
+    assert not symmetric(load_game("ipd"))  # general-sum
+    assert not symmetric(load_game("sheriff"))  # seats differ
+
+
+KUHN_BET = ("class Agent:\n    def act(self, observation):\n"
+            "        return 'Bet' if 'Bet' in observation['legal_actions'] else observation['legal_actions'][0]\n")
+KUHN_PASS = ("class Agent:\n    def act(self, observation):\n"
+             "        return 'Pass' if 'Pass' in observation['legal_actions'] else observation['legal_actions'][0]\n")
+
+
+class SeatOracle:
+    """Player p's program at iteration k from a table; records what each call was given."""
+
+    name = "scripted"
+
+    def __init__(self, programs):
+        self.programs = programs
+        self.targets = []
+
+    def best_response(self, ctx):
+        self.targets.append(ctx.target)
+        source = self.programs.get((ctx.target.iteration, ctx.target.player))
+        if source is None:
+            return OracleResult(None, None, [], "none", [])
+        assert ctx.check([source]) == [None]
+        return OracleResult(source, ctx.evaluate(source), [str(ctx.llm.request("propose", []).key)], "scripted", [])
+
+
+def test_three_players_get_one_population_and_sigma_each(tmp_path):
+    programs = {(1, 0): KUHN_BET, (1, 2): KUHN_PASS, (2, 1): KUHN_BET}
+    oracle = SeatOracle(programs)
+    config = RunConfig(game="kuhn_poker(players=3)", iterations=2, initial_policy="builtin:random",
+                       matches_per_cell=2, meta_solver="prd", oracle={"kind": "zero_shot"})
+    game = load_game(config.game)
+    with RunStore.create(tmp_path / "run", {}) as store:
+        sim = StoredSimulator(game, store, LocalBackend(1), seed=config.seed, limits=FAST)
+        loop = CSRO(config, game, store, sim, llm=None, oracle=oracle, arena=MatchArena(game, sim, matches=2))
+        populations, sigmas = loop.run()
+        assert [[r.id for r in p] for p in populations] == [["p0-0", "p0-1"], ["p1-0", "p1-1"], ["p2-0", "p2-1"]]
+        assert [len(s) for s in sigmas] == [2, 2, 2] and all(abs(sum(s) - 1) < 1e-9 for s in sigmas)
+        assert populations[2][1].call_keys == ("1/seat2-propose/0",)
+        # every profile of the final populations was played, each policy in its own seat
+        seated = {m.policies for m in store.matches("meta")}
+        assert len(seated) == 8 and all(names[p].startswith(f"p{p}-") for names in seated for p in range(3))
+        # player 1 at iteration 1 answered the other seats' profiles, its own seat left empty
+        target = next(t for t in oracle.targets if t.iteration == 1 and t.player == 1)
+        assert [pr.members[1] for pr in target.profiles] == [None]
+        assert [s.player for s in store.sigmas() if s.iteration == 2] == [0, 1, 2]

@@ -38,7 +38,7 @@ def test_only_sigma_support_is_played_and_the_mixture_scored(store):
     pure = scorer.score([paper, scissors], [1.0, 0.0])
     assert pure["pop_return"] == pytest.approx(25.0)  # +50 against rockbot, 0 against itself
     assert {n for r in store.matches("eval") for n in r.policies} == {"paper", "builtin:rockbot"}
-    mixed = scorer.per_iteration(1, [paper, scissors], [0.5, 0.5])
+    mixed = scorer.per_iteration(1, [[paper, scissors]], [[0.5, 0.5]])
     assert set(mixed) == {"pop_return", "pop_expl", "agg_score", "ci95"}
     # vs rockbot: (50 - 50) / 2 = 0; vs paper: (0 + 50) / 2 = 25.
     assert mixed["pop_return"] == pytest.approx(12.5)
@@ -49,7 +49,7 @@ def test_only_sigma_support_is_played_and_the_mixture_scored(store):
 def test_every_iteration_can_be_switched_off(store):
     game = load_game("rrps(num_throws=10)")
     scorer = _scorer(game, store, population=["builtin:rockbot"], every_iteration=False)
-    assert scorer.per_iteration(1, [always(game, "PAPER")], [1.0]) == {}
+    assert scorer.per_iteration(1, [[always(game, "PAPER")]], [[1.0]]) == {}
     assert store.matches("eval") == []
 
 
@@ -57,7 +57,7 @@ def test_final_adds_population_sigma_and_exact_nash_conv(store):
     game = load_game("kuhn_poker")
     scorer = _scorer(game, store, matches_per_opponent=2)
     random = resolve("builtin:random", game)
-    final = scorer.final([random], [1.0])
+    final = scorer.final([[random]], [[1.0]])
     assert final["population"] == ["builtin:random"] and final["sigma"] == {"builtin:random": 1.0}
     assert final["matches_per_opponent"] == 2
     assert final["nash_conv"] == pytest.approx(11 / 12)  # uniform play in Kuhn poker
@@ -67,7 +67,7 @@ def test_final_adds_population_sigma_and_exact_nash_conv(store):
 def test_final_says_why_there_is_no_nash_conv(store):
     game = load_game("rrps(num_throws=10)")
     scorer = _scorer(game, store, population=["builtin:rockbot"], matches_per_opponent=1)
-    final = scorer.final([always(game, "PAPER")], [1.0])
+    final = scorer.final([[always(game, "PAPER")]], [[1.0]])
     assert final["nash_conv"] is None and final["nash_conv_note"].startswith("not computed: ")
     off = _scorer(game, store, population=["builtin:rockbot"], exact_nash_conv=False)
-    assert off.final([always(game, "PAPER")], [1.0])["nash_conv_note"].startswith("not requested")
+    assert off.final([[always(game, "PAPER")]], [[1.0]])["nash_conv_note"].startswith("not requested")

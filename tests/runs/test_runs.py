@@ -43,7 +43,8 @@ def test_a_files_run_completes_and_shows_its_policies(tmp_path, replies):
     assert [m["sha256"] for m in s["population"][1:]] == [_sha(src) for src in POLICIES.values()]
     assert s["population"][0]["oracle"] == "initial" and s["population"][1]["oracle"] == "zero_shot"
     assert len(s["sigma"]) == 4 and sum(s["sigma"]) == pytest.approx(1.0)
-    assert set(s["final"]) == {"pop_return", "pop_expl", "agg_score", "nash_conv", "expl_estimate"}
+    assert set(s["final"]) == {"pop_return", "pop_expl", "agg_score", "nash_conv", "expl_estimate", "seats"}
+    assert s["final"]["seats"] is None and s["populations"] == [s["population"]]  # one shared population
     assert -200 <= s["final"]["pop_return"] <= 200
     # one more best response against sigma_3 (iteration 4; the files provider cycles to its first reply)
     estimate = s["final"]["expl_estimate"]

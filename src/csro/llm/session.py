@@ -42,12 +42,15 @@ class LLMSession:
       iteration: the first field of the call keys this session makes.
       temperature: of every request.
       seed: the run seed; request seeds (and an oracle's own random draws) derive from it.
+      scope: put before every step of the keys (a player's seat, ``seat1-``, when several
+        oracles answer in one iteration); empty otherwise.
     """
 
     client: Completer
     iteration: int
     temperature: float
     seed: int
+    scope: str = ""
 
     @property
     def grammar(self) -> bool:
@@ -58,7 +61,7 @@ class LLMSession:
                 grammar: str | None = None, stop: tuple[str, ...] = (), max_tokens: int = 1024,
                 iteration: int | None = None) -> LLMRequest:
         """A request keyed ``(iteration, step, sample)``, seeded from the run seed and the key."""
-        key = CallKey(self.iteration if iteration is None else iteration, step, sample)
+        key = CallKey(self.iteration if iteration is None else iteration, self.scope + step, sample)
         return LLMRequest(key=key, messages=tuple(messages), prefill=prefill, grammar=grammar, stop=stop,
                           max_tokens=max_tokens, temperature=self.temperature, seed=derive_seed(self.seed, str(key)))
 
