@@ -4,7 +4,8 @@
     ├── ConfigError           a bad configuration value, flag or option
     ├── GameError             an unknown game string, game name or built-in policy
     ├── PolicyError           a policy file that is missing or cannot be read
-    └── SandboxError          the sandbox itself cannot run (not a policy's fault)
+    ├── SandboxError          the sandbox itself cannot run (not a policy's fault)
+    └── BudgetExhausted       the next LLM call would pass ``llm.budget`` (the run stops cleanly)
 
 A misbehaving *policy* never raises out of an evaluation: it forfeits the match and the
 reason is recorded (see ``csro.policies.Forfeit``). These exceptions are for problems of
@@ -30,3 +31,7 @@ class PolicyError(CsroError):
 
 class SandboxError(CsroError):
     """The sandbox cannot start workers on this machine."""
+
+
+class BudgetExhausted(CsroError):
+    """The next LLM call would pass a cap of ``llm.budget``; the call was not made."""

@@ -11,8 +11,11 @@ from csro.llm import make_provider
 
 
 def test_the_exported_names():
-    assert sorted(csro.llm.__all__) == ["CallKey", "DEFAULT_MODEL", "LLMClient", "LLMReply", "LLMRequest", "MODELS",
-                                        "Message", "Provider", "ProviderError", "ensure_model", "make_provider"]
+    assert sorted(csro.llm.__all__) == [
+        "CallKey", "DEFAULT_MODEL", "FREE_PROVIDERS", "LLMClient", "LLMReply", "LLMRequest", "Limits", "MODELS",
+        "Message", "Meter", "PRICES", "PRICES_DATE", "Price", "Provider", "ProviderError", "ROLES",
+        "approx_prompt_tokens", "approx_tokens", "ensure_model", "make_provider", "meter_for", "price_of", "role_of",
+        "usage"]
     assert all(hasattr(csro.llm, name) for name in csro.llm.__all__)
 
 
