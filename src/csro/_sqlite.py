@@ -144,6 +144,12 @@ class SQLiteStore:
     def config(self) -> dict:
         return json.loads(self._read("SELECT config FROM run")[0][0])
 
+    def set_config(self, data: dict) -> None:
+        """Replace the recorded configuration (``csro resume --set`` of the fields that may change)."""
+        text = dumps(data, "the run configuration")
+        with self._write() as conn:
+            conn.execute("UPDATE run SET config = ?", (text,))
+
     def set_final(self, data: dict) -> None:
         """The final result (replaces an earlier one)."""
         text = dumps(data, "the final result")

@@ -25,7 +25,9 @@ two-player zero-sum, which all use ``populations[0]``.
 Everything is written to the run store when produced; a resumed run re-walks the
 iterations with the store as its cache (stored matches are not replayed, recorded LLM
 calls are served from the store, finished iterations are not re-run), so it ends where an
-uninterrupted run would.
+uninterrupted run would. The same holds for a run stopped by its LLM budget
+(``BudgetExhausted``, csro.llm.budget): the stop is recorded as a ``budget_exhausted``
+event, iteration k stays unfinished, and a resume with a larger budget re-walks it.
 """
 
 from __future__ import annotations
@@ -38,9 +40,10 @@ import numpy as np
 import pyspiel
 
 from csro.config import RunConfig
-from csro.errors import ConfigError
+from csro.errors import BudgetExhausted, ConfigError
 from csro.evaluation.policy_ref import PolicySpec, code_policy, resolve
 from csro.games import CodeGame
+from csro.llm import BUDGET_EVENT
 from csro.oracles import Feedback, Opponent, OracleContext, get_oracle
 from csro.simulate import StoredSimulator
 from csro.solvers.meta import get_meta_solver, meta_nash_conv, symmetric_sigma
@@ -219,7 +222,11 @@ class CSRO:
                 if recorded:  # the policy was stored before a crash ended the iteration
                     self.populations[0].extend(recorded)
                 else:
-                    self._best_response(k, sigma)
+                    try:
+                        self._best_response(k, sigma)
+                    except BudgetExhausted as exc:  # stop at the boundary: iteration k stays unfinished
+                        self.log(k, BUDGET_EVENT, {"reason": str(exc)})
+                        raise
             sigma = self._solve(k)
             if k not in done:
                 self._finish_iteration(k, sigma, started)

@@ -18,13 +18,13 @@ import contextlib
 import dataclasses
 import fcntl
 import pathlib
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Sequence
 
-from csro.config import LLMConfig, RunConfig, parse_config
-from csro.errors import ConfigError
+from csro.config import LLMConfig, RunConfig, apply_overrides, parse_config
+from csro.errors import BudgetExhausted, ConfigError
 from csro.evaluation.backends import make_backend
 from csro.games import load_game
-from csro.llm import LLMClient, make_provider
+from csro.llm import LLMClient, Price, make_provider, meter_for, price_of, stop_reason, usage
 from csro.policies import SandboxLimits
 from csro.psro import CSRO, policy_spec
 from csro.report import write_report
@@ -33,6 +33,7 @@ from csro.simulate import StoredSimulator
 from csro.store import RunStore, StoreError
 
 LOCK_NAME = ".lock"
+RESUME_FIELDS = "llm.budget"  # what ``resume --set`` may change: the rest of a run is fixed by its store
 
 
 @dataclasses.dataclass
@@ -51,14 +52,29 @@ def start(config: RunConfig, directory: str | pathlib.Path, hooks: Hooks = Hooks
         return _execute(config, store, hooks)
 
 
-def resume(directory: str | pathlib.Path, hooks: Hooks = Hooks()) -> pathlib.Path:
-    """Continue the run in ``directory`` (a finished run only rewrites its report)."""
+def resume(directory: str | pathlib.Path, hooks: Hooks = Hooks(), overrides: Sequence[str] = ()) -> pathlib.Path:
+    """Continue the run in ``directory`` (a finished run only rewrites its report); ``overrides``
+    (``key.path=value``) change its budget first (``RESUME_FIELDS``), recorded in its store."""
     directory = pathlib.Path(directory)
     with RunStore.open(directory) as store, locked(directory):
         config = parse_config(store.config())
+        if overrides:
+            config = resume_overrides(config, overrides)
+            store.set_config(config.to_dict())
+            store.add_event(0, "config_changed", {"set": list(overrides)})
         if store.final() is not None:
             return write_report(directory)
         return _execute(config, store, hooks)
+
+
+def resume_overrides(config: RunConfig, overrides: Sequence[str]) -> RunConfig:
+    """``config`` with ``overrides`` applied and validated; a field outside ``RESUME_FIELDS`` is refused."""
+    for item in overrides:
+        key = item.partition("=")[0].strip()
+        if key != RESUME_FIELDS and not key.startswith(RESUME_FIELDS + "."):
+            raise ConfigError(f"--set {key}: only {RESUME_FIELDS} fields may change when resuming "
+                              "(a run's other settings are fixed by what it has stored)")
+    return parse_config(apply_overrides(config.to_dict(), overrides))
 
 
 def _execute(config: RunConfig, store: RunStore, hooks: Hooks) -> pathlib.Path:
@@ -70,7 +86,11 @@ def _execute(config: RunConfig, store: RunStore, hooks: Hooks) -> pathlib.Path:
         sim = StoredSimulator(game, store, backend, seed=config.seed, limits=limits, progress=hooks.on_progress)
         scorer = Scorer(game, sim, config.evaluation)
         loop = CSRO(config, game, store, sim, llm, on_event=hooks.on_event, on_iteration=scorer.per_iteration)
-        population, sigma = loop.run()
+        try:
+            population, sigma = loop.run()
+        except BudgetExhausted:  # recorded by the loop; the report shows where the run stopped
+            write_report(store.directory)
+            raise
         members = [policy_spec(r, game) for r in population]
         loop.log(config.iterations, "final_evaluation", {"population": len(members)})
         store.set_final(scorer.final(members, sigma))
@@ -84,8 +104,14 @@ def llm_client(llm: LLMConfig, store: RunStore) -> Iterator[LLMClient]:
             pathlib.Path(llm.path).resolve() == store.directory.resolve():
         raise ConfigError("llm.path: a run cannot replay itself (resume it instead)")
     provider = make_provider(llm)  # replay opens the earlier run's store itself
+    override = Price(**llm.prices.model_dump()) if llm.prices is not None else None
+    try:
+        meter = meter_for(price_of(provider.name, provider.model, override), llm.budget)
+    except ConfigError:
+        provider.close()
+        raise
     client = LLMClient(provider, concurrency=llm.concurrency, timeout_s=llm.timeout_s, retries=llm.retries,
-                       backoff_s=llm.backoff_s, recorder=store.add_llm_call, recorded=store.llm_call)
+                       backoff_s=llm.backoff_s, recorder=store.add_llm_call, recorded=store.llm_call, meter=meter)
     try:
         # The files provider hands out replies in submission order: give it the calls already made.
         on_submit = getattr(provider, "on_submit", None)
@@ -118,14 +144,18 @@ def status(directory: str | pathlib.Path) -> dict:
         population = store.policies(0)
         final = store.final()
         llm = store.llm_stats()
-    last = dict(zip(sigmas[-1].names, sigmas[-1].sigma)) if sigmas else {}
+        spent = usage(reply for _, reply in store.llm_calls())
+        stopped = stop_reason(store.events())
+    weights = dict(zip(sigmas[-1].names, sigmas[-1].sigma)) if sigmas else {}
     return {
         "iteration": finished[-1]["iteration"] if finished else None,
         "iterations": config["iterations"],
         "done": final is not None,
         "population": [{"id": r.id, "iteration": r.iteration, "oracle": r.oracle, "sha256": r.sha256,
                         "utility": r.info.get("utility")} for r in population],
-        "sigma": [last.get(r.id, 0.0) for r in population],
+        "sigma": [weights.get(r.id, 0.0) for r in population],
         "final": None if final is None else {k: final.get(k) for k in ("pop_return", "pop_expl", "agg_score", "nash_conv")},
-        "llm": {k: llm[k] for k in ("calls", "tokens_in", "tokens_out", "errors")},
+        "llm": {**{k: llm[k] for k in ("calls", "tokens_in", "tokens_out", "errors")}, "usage": spent,
+                "budget": config["llm"].get("budget")},
+        "stopped": stopped if final is None else None,
     }

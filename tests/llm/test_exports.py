@@ -12,10 +12,10 @@ from csro.llm import make_provider
 
 def test_the_exported_names():
     assert sorted(csro.llm.__all__) == [
-        "CallKey", "DEFAULT_MODEL", "FREE_PROVIDERS", "LLMClient", "LLMReply", "LLMRequest", "Limits", "MODELS",
+        "BUDGET_EVENT", "CallKey", "DEFAULT_MODEL", "FREE_PROVIDERS", "LLMClient", "LLMReply", "LLMRequest", "Limits", "MODELS",
         "Message", "Meter", "PRICES", "PRICES_DATE", "Price", "Provider", "ProviderError", "ROLES",
         "approx_prompt_tokens", "approx_tokens", "ensure_model", "make_provider", "meter_for", "price_of", "role_of",
-        "usage"]
+        "stop_reason", "usage"]
     assert all(hasattr(csro.llm, name) for name in csro.llm.__all__)
 
 

@@ -17,7 +17,7 @@ from csro import runs
 from csro.cli._app import app
 from csro.cli._progress import new_progress
 from csro.config import apply_overrides, documented_yaml, load_config, parse_config
-from csro.errors import ConfigError
+from csro.errors import BudgetExhausted, ConfigError
 from csro.report import write_report
 
 out = Console(width=None if sys.stdout.isatty() else 160)
@@ -114,27 +114,67 @@ def _summary(directory: pathlib.Path, report: pathlib.Path) -> None:
     if final:
         out.print(f"final sigma-mixture: PopReturn {_fmt(final['pop_return'])}  PopExpl {_fmt(final['pop_expl'])}  "
                   f"AggScore {_fmt(final['agg_score'])}  NashConv {_fmt(final['nash_conv'])}")
-    llm = s["llm"]
-    out.print(f"LLM: {llm['calls']} calls, {llm['tokens_in']} tokens in, {llm['tokens_out']} out, {llm['errors']} errors")
+    _cost_line(s)
     out.print(f"report: {report}")
+
+
+def _cost_line(s: dict) -> None:
+    """LLM calls, tokens, money and time, and per role."""
+    total = s["llm"]["usage"]["total"]
+    cost = "cost unknown" if total["cost_usd"] is None else f"${total['cost_usd']:.4f}"
+    out.print(f"LLM: {total['calls']} calls, {total['tokens_in']} tokens in ({total['tokens_cached']} cached), "
+              f"{total['tokens_out']} out, {total['errors']} errors, {cost}, {total['seconds']:.1f} s")
+    roles = s["llm"]["usage"]["roles"]
+    if roles:
+        out.print("  by role: " + ", ".join(
+            f"{role} {g['calls']} calls/" + ("?" if g["cost_usd"] is None else f"${g['cost_usd']:.4f}")
+            for role, g in roles.items()), highlight=False)
+
+
+def _stopped(directory: pathlib.Path, exc: BudgetExhausted) -> None:
+    """A run stopped by its LLM budget: where it stands, why, and how to continue; exit 3."""
+    _summary(directory, directory / "report.html")
+    err.print(f"[yellow]stopped[/yellow]: {exc}", highlight=False)
+    err.print(f"raise the budget and continue: csro resume {directory} --set llm.budget.usd=...", highlight=False)
+    raise typer.Exit(3)
 
 
 @app.command("run")
 def run_cmd(
     config: pathlib.Path = typer.Argument(..., help="The run's YAML configuration."),
-    out_dir: pathlib.Path = typer.Option(..., "--out", "-o", help="The new run directory (holds run.db and report.html)."),
+    out_dir: Optional[pathlib.Path] = typer.Option(None, "--out", "-o", help="The new run directory (holds run.db and report.html)."),
     overrides: List[str] = typer.Option([], "--set", help="Override a field: key.path=value (repeatable)."),
+    estimate: bool = typer.Option(False, "--estimate", help="Print the tokens and money the run would spend "
+                                  "(low/expected/high); make no call and write nothing."),
 ) -> None:
-    """Run CSRO: PSRO with an LLM writing best responses as code; resumable with `csro resume`."""
+    """Run CSRO: PSRO with an LLM writing best responses as code; resumable with `csro resume`.
+    Exit 3: stopped by llm.budget (continue with `csro resume DIR --set llm.budget...`)."""
     cfg = load_config(config, overrides)
+    if estimate:
+        from csro.llm.estimate import estimate_run, format_estimate
+
+        print(format_estimate(estimate_run(cfg)), end="")
+        return
+    if out_dir is None:
+        raise ConfigError("--out: csro run needs the new run directory (or --estimate)")
     with _view(cfg.iterations) as hooks:
-        report = runs.start(cfg, out_dir, hooks)
+        try:
+            report = runs.start(cfg, out_dir, hooks)
+        except BudgetExhausted as exc:
+            return _stopped(out_dir, exc)
     _summary(out_dir, report)
 
 
 @app.command("resume")
-def resume_cmd(directory: pathlib.Path = typer.Argument(..., help="The run directory.")) -> None:
+def resume_cmd(
+    directory: pathlib.Path = typer.Argument(..., help="The run directory."),
+    overrides: List[str] = typer.Option([], "--set", help="Change the budget first: llm.budget.FIELD=value "
+                                        "(repeatable; no other field may change)."),
+) -> None:
     """Continue an interrupted run (a CSRO, discovery or AOR run) to the result an uninterrupted run would have."""
+    if (directory / "aor.db").is_file() or _is_discovery(directory):
+        if overrides:
+            raise ConfigError("--set: only a CSRO run's budget can be changed when resuming")
     if (directory / "aor.db").is_file():  # an Act-Observe-Rewrite run (csro aor)
         from csro.cli.aor import resume_aor
         return resume_aor(directory)
@@ -147,7 +187,10 @@ def resume_cmd(directory: pathlib.Path = typer.Argument(..., help="The run direc
         return
     iterations = runs.status(directory)["iterations"]
     with _view(iterations) as hooks:
-        report = runs.resume(directory, hooks)
+        try:
+            report = runs.resume(directory, hooks, overrides)
+        except BudgetExhausted as exc:
+            return _stopped(directory, exc)
     _summary(directory, report)
 
 
@@ -165,7 +208,10 @@ def status_cmd(
         return
     state = "done" if s["done"] else f"iteration {_fmt(s['iteration'])} of {s['iterations']} finished"
     out.print(f"{directory}: {state}")
+    if s["stopped"]:
+        out.print(f"stopped by the LLM budget: {s['stopped']}", highlight=False)
     _population_table(s)
+    _cost_line(s)
 
 
 def _population_table(s: dict, title: str | None = None) -> None:

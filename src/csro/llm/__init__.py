@@ -8,14 +8,14 @@ everything here is the plumbing that makes those queries reproducible and afford
 from csro.llm._client import LLMClient
 from csro.llm._factory import make_provider
 from csro.llm._types import CallKey, LLMReply, LLMRequest, Message, Provider, ProviderError
-from csro.llm.budget import Limits, Meter, meter_for
+from csro.llm.budget import BUDGET_EVENT, Limits, Meter, meter_for, stop_reason
 from csro.llm.models import DEFAULT_MODEL, MODELS, ensure_model
 from csro.llm.prices import FREE_PROVIDERS, PRICES, PRICES_DATE, Price, price_of
 from csro.llm.roles import ROLES, role_of
 from csro.llm.tokens import approx_prompt_tokens, approx_tokens
 from csro.llm.usage import usage
 
-__all__ = ["CallKey", "DEFAULT_MODEL", "FREE_PROVIDERS", "LLMClient", "LLMReply", "LLMRequest", "Limits", "MODELS",
+__all__ = ["BUDGET_EVENT", "CallKey", "DEFAULT_MODEL", "FREE_PROVIDERS", "LLMClient", "LLMReply", "LLMRequest", "Limits", "MODELS",
            "Message", "Meter", "PRICES", "PRICES_DATE", "Price", "Provider", "ProviderError", "ROLES",
            "approx_prompt_tokens", "approx_tokens", "ensure_model", "make_provider", "meter_for", "price_of",
-           "role_of", "usage"]
+           "role_of", "stop_reason", "usage"]

@@ -29,6 +29,8 @@ from csro.llm.prices import Price
 from csro.llm.roles import role_of
 from csro.llm.tokens import approx_prompt_tokens
 
+BUDGET_EVENT = "budget_exhausted"  # the run event of a stop, ``{"reason": ...}``
+
 
 @dataclasses.dataclass(frozen=True)
 class Limits:
@@ -119,3 +121,10 @@ def _check(field: str, limits: Limits, spent: Spent, worst: Spent) -> None:
         if cap is not None and used + more > cap:
             raise BudgetExhausted(f"{field}.{what} = {cap:g} reached: {used:g} {unit} spent, the next "
                                   f"{worst.calls} call(s) could take {more:.4g} more")
+
+
+def stop_reason(events: Sequence[dict]) -> str | None:
+    """Why the run stopped, if its last stop (a ``BUDGET_EVENT``) came after its last
+    ``iteration_start``: a resumed run that went on is no longer stopped."""
+    last = next((e for e in reversed(events) if e["kind"] in (BUDGET_EVENT, "iteration_start")), None)
+    return last["data"]["reason"] if last is not None and last["kind"] == BUDGET_EVENT else None
