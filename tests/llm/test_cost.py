@@ -3,6 +3,7 @@ logic, with a scripted provider; whole runs are in tests/runs/test_budget.py).""
 
 from __future__ import annotations
 
+import math
 import sqlite3
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from csro.errors import BudgetExhausted, ConfigError
 from csro.llm import (CallKey, LLMClient, LLMReply, Limits, Meter, Price, approx_prompt_tokens, price_of, role_of,
                       usage)
+from csro.llm.budget import PROMPT_MARGIN
 from csro.store import RunStore
 
 from ._fakes import ScriptedProvider, request
@@ -27,7 +29,7 @@ def test_the_price_table(provider, model, expected):
 
 
 @pytest.mark.parametrize("provider, model", [("openai", "o3-mini"), ("openai", "qwen2.5-coder"),
-                                             ("gemini", "gpt-4o"), ("anthropic", "claude-sonnet-4-5")])
+                                             ("gemini", "gpt-4o"), ("anthropic", "claude-sonnet-4-7")])
 def test_an_unknown_model_costs_unknown_not_zero(provider, model):
     assert price_of(provider, model) is None
     meter = Meter(None)
@@ -62,14 +64,16 @@ def test_a_refused_batch_sends_nothing_and_says_which_cap():
 
 
 def test_the_worst_case_of_a_call_decides_tokens_and_dollars():
-    q = request(1, "refine-1", text="x" * 720)
-    worst = approx_prompt_tokens(q) + q.max_tokens
+    q = request(1, "refine-1", text="x" * 800)
+    prompt = math.ceil(PROMPT_MARGIN * approx_prompt_tokens(q))
+    assert prompt == math.ceil(1.25 * (200 + 4))  # 800 characters and one message's overhead
+    worst = prompt + q.max_tokens
     meter = Meter(Price(1e6, 0.0), Limits(tokens=worst))  # $1 per input token
     meter.admit([q])
     meter.count(LLMReply(q.key, "", "p", "m", tokens_in=1, tokens_out=0))
     with pytest.raises(BudgetExhausted, match="tokens"):
         meter.admit([q])
-    dollars = Meter(Price(1e6, 0.0), Limits(usd=approx_prompt_tokens(q) - 0.5))
+    dollars = Meter(Price(1e6, 0.0), Limits(usd=prompt - 0.5))
     with pytest.raises(BudgetExhausted, match="usd"):
         dollars.admit([q])
 

@@ -7,7 +7,8 @@ Hennes et al. (arXiv 2603.10098) report no budget. Our rules:
   that never stopped (and the same calls are refused).
 - A fresh call is made only if its *worst case* fits in what is left of every cap, the
   run's and its role's (``csro.llm.roles``): one call, its prompt's approximate tokens
-  (``csro.llm.tokens``) plus its whole ``max_tokens`` completion, priced as such. A batch
+  (``csro.llm.tokens``) times ``PROMPT_MARGIN`` (a provider's tokenizer may count more)
+  plus its whole ``max_tokens`` completion, priced as such. A batch
   (``complete_many``) is admitted whole or not at all. So a cap is never passed, and a run
   may stop up to one call's worst case below it.
 - A refused batch raises ``BudgetExhausted`` before anything is sent; the loop stops at the
@@ -20,6 +21,7 @@ Hennes et al. (arXiv 2603.10098) report no budget. Our rules:
 from __future__ import annotations
 
 import dataclasses
+import math
 import threading
 from typing import Sequence
 
@@ -29,6 +31,7 @@ from csro.llm.prices import Price
 from csro.llm.roles import role_of
 from csro.llm.tokens import approx_prompt_tokens
 
+PROMPT_MARGIN = 1.25  # the approximation is within ~15% of a BPE tokenizer on csro's prompts
 BUDGET_EVENT = "budget_exhausted"  # the run event of a stop, ``{"reason": ...}``
 
 
@@ -87,7 +90,7 @@ class Meter:
             return
         worst: dict[str, Spent] = {}
         for r in requests:
-            tokens_in = approx_prompt_tokens(r)
+            tokens_in = math.ceil(PROMPT_MARGIN * approx_prompt_tokens(r))
             usd = 0.0 if self.price is None else self.price.cost(tokens_in, r.max_tokens)
             worst.setdefault(role_of(r.key.step), Spent()).add(usd, tokens_in + r.max_tokens, 1)
         total = Spent()

@@ -50,8 +50,8 @@ FREE = Price(0.0, 0.0, 0.0, 0.0)
 
 # Source: the providers' public pricing pages (platform.openai.com/docs/pricing,
 # www.anthropic.com/pricing, ai.google.dev/gemini-api/docs/pricing), standard (not batch)
-# tier, as of 2025-08-15. Not re-checked since: override with ``llm.prices`` when they change.
-PRICES_DATE = "2025-08-15"
+# tier, as of 2025-10-15. Not re-checked since: override with ``llm.prices`` when they change.
+PRICES_DATE = "2025-10-15"
 PRICES: dict[tuple[str, str], Price] = {
     ("openai", "gpt-5"): Price(1.25, 10.00, 0.125),
     ("openai", "gpt-5-mini"): Price(0.25, 2.00, 0.025),
@@ -66,6 +66,8 @@ PRICES: dict[tuple[str, str], Price] = {
     ("anthropic", "claude-opus-4"): Price(15.00, 75.00, 1.50, 18.75),
     ("anthropic", "claude-opus-4-1"): Price(15.00, 75.00, 1.50, 18.75),
     ("anthropic", "claude-sonnet-4"): Price(3.00, 15.00, 0.30, 3.75),
+    ("anthropic", "claude-sonnet-4-5"): Price(3.00, 15.00, 0.30, 3.75),
+    ("anthropic", "claude-haiku-4-5"): Price(1.00, 5.00, 0.10, 1.25),
     ("anthropic", "claude-3-7-sonnet"): Price(3.00, 15.00, 0.30, 3.75),
     ("anthropic", "claude-3-5-haiku"): Price(0.80, 4.00, 0.08, 1.00),
     ("gemini", "gemini-2.5-pro"): Price(1.25, 10.00, 0.31),

@@ -14,9 +14,11 @@ from csro.errors import ConfigError
 from ._base import Evaluator, Feedback, Opponent, Oracle, OracleContext, OracleResult
 from ._check import check_program, check_programs
 from ._code import Extracted, extract_code
-from ._reflect import Reflect
+from ._context import DESCRIPTION_TOKENS, OPPONENT_CODE_CHARS, prefill
+from ._reflect import DIAGNOSIS_TOKENS, Reflect
 from ._refine import LinearRefinement, ZeroShot
 from .evolve import Evolve
+from .evolve._engine import DIFF_TOKENS
 
 ORACLES: dict[str, type[Oracle]] = {
     "zero_shot": ZeroShot,
@@ -34,6 +36,7 @@ def get_oracle(kind: str) -> Oracle:
 
 
 __all__ = [
+    "DESCRIPTION_TOKENS", "DIAGNOSIS_TOKENS", "DIFF_TOKENS", "OPPONENT_CODE_CHARS", "prefill",  # for csro.llm.estimate
     "ORACLES", "Evaluator", "Extracted", "Feedback", "LinearRefinement", "Opponent", "Oracle",
     "OracleContext", "OracleResult", "Reflect", "Evolve", "ZeroShot", "check_program", "check_programs",
     "extract_code", "get_oracle",
