@@ -34,4 +34,9 @@ class SandboxError(CsroError):
 
 
 class BudgetExhausted(CsroError):
-    """The next LLM call would pass a cap of ``llm.budget``; the call was not made."""
+    """The next LLM call would pass a cap of ``llm.budget``; the call was not made. ``field``
+    names the cap (``llm.budget.usd``, ``llm.budget.roles.repair.calls``, ...)."""
+
+    def __init__(self, message: str, field: str = "llm.budget"):
+        super().__init__(message)
+        self.field = field

@@ -85,8 +85,9 @@ def test_role_caps_count_only_their_role_and_recorded_calls_count_but_are_never_
                        meter=Meter(Price(1.0, 1.0), roles={"repair": Limits(calls=1), "proposal": Limits(calls=1)}))
     client.complete(request(1, "propose"))  # replayed: counted, not refused, not sent
     client.complete(request(1, "repair-0-0"))
-    with pytest.raises(BudgetExhausted, match=r"^llm.budget.roles.repair.calls = 1"):
+    with pytest.raises(BudgetExhausted, match=r"^llm.budget.roles.repair.calls = 1") as refused:
         client.complete(request(1, "repair-0-1"))
+    assert refused.value.field == "llm.budget.roles.repair.calls"
     with pytest.raises(BudgetExhausted, match=r"^llm.budget.roles.proposal.calls = 1"):
         client.complete(request(2, "propose"))
     client.complete(request(2, "refine-1"))

@@ -28,7 +28,7 @@ def test_a_calls_budget_stops_the_run_and_resume_with_a_larger_one_ends_like_an_
     stopped = csro("run", write_config(tmp_path / "capped.yaml", capped), "--out", directory, check=False)
     assert stopped.returncode == 3, stopped.stderr
     assert "stopped: llm.budget.calls = 2 reached: 2 calls spent" in stopped.stderr
-    assert f"csro resume {directory} --set llm.budget.usd=..." in stopped.stderr
+    assert f"csro resume {directory} --set llm.budget.calls=..." in stopped.stderr
     s = status(directory)
     assert not s["done"] and s["iteration"] == 2 and s["llm"]["calls"] == 2
     assert s["stopped"].startswith("llm.budget.calls = 2 reached")

@@ -135,7 +135,7 @@ def _stopped(directory: pathlib.Path, exc: BudgetExhausted) -> None:
     """A run stopped by its LLM budget: where it stands, why, and how to continue; exit 3."""
     _summary(directory, directory / "report.html")
     err.print(f"[yellow]stopped[/yellow]: {exc}", highlight=False)
-    err.print(f"raise the budget and continue: csro resume {directory} --set llm.budget.usd=...", highlight=False)
+    err.print(f"raise the budget and continue: csro resume {directory} --set {exc.field}=...", highlight=False)
     raise typer.Exit(3)
 
 

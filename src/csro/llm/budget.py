@@ -123,7 +123,7 @@ def _check(field: str, limits: Limits, spent: Spent, worst: Spent) -> None:
                                         ("usd", limits.usd, spent.usd, worst.usd, "USD")):
         if cap is not None and used + more > cap:
             raise BudgetExhausted(f"{field}.{what} = {cap:g} reached: {used:g} {unit} spent, the next "
-                                  f"{worst.calls} call(s) could take {more:.4g} more")
+                                  f"{worst.calls} call(s) could take {more:.4g} more", f"{field}.{what}")
 
 
 def stop_reason(events: Sequence[dict]) -> str | None:
