@@ -65,8 +65,10 @@ class EmbeddedProvider:
                 llama, formatter = self._llama, self._formatter
             else:
                 from llama_cpp import Llama
+                from llama_cpp._utils import suppress_stdout_stderr
 
-                llama = Llama(model_path=str(self.path), vocab_only=True, verbose=False)
+                with suppress_stdout_stderr(disable=False):  # llama.cpp warns that a vocabulary has no context size
+                    llama = Llama(model_path=str(self.path), vocab_only=True, verbose=False)
                 formatter = _formatter(llama)
             try:
                 text, _ = _render(formatter, messages, prefill)
