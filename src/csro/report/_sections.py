@@ -39,7 +39,6 @@ class Run:
     iterations: list[dict]
     final: dict | None
     calls: list[tuple[LLMRequest, LLMReply]]
-    stats: dict
     events: list[dict]
     match_counts: dict[str, int]
     payoff_svg: str | None
@@ -48,7 +47,7 @@ class Run:
     def read(cls, store: RunStore) -> "Run":
         policies = store.policies()
         return cls(str(store.directory), store.config(), policies, store.sigmas(), store.iterations(),
-                   store.final(), store.llm_calls(), store.llm_stats(), store.events(), store.match_counts(),
+                   store.final(), store.llm_calls(), store.events(), store.match_counts(),
                    _plots.payoff_plot(store.payoff_table("meta"), [p.id for p in policies]))
 
     @property
