@@ -35,8 +35,10 @@ class SandboxError(CsroError):
 
 class BudgetExhausted(CsroError):
     """The next LLM call would pass a cap of ``llm.budget``; the call was not made. ``field``
-    names the cap (``llm.budget.usd``, ``llm.budget.roles.repair.calls``, ...)."""
+    names the cap (``llm.budget.usd``, ``llm.budget.roles.repair.calls``, ...); ``directory``
+    is the run's, set by whoever knows it (the CLI's hint names it)."""
 
     def __init__(self, message: str, field: str = "llm.budget"):
         super().__init__(message)
         self.field = field
+        self.directory: object = None

@@ -20,7 +20,7 @@ import fcntl
 import pathlib
 from typing import Callable, Iterator, Sequence
 
-from csro.config import LLMConfig, RunConfig, apply_overrides, parse_config
+from csro.config import LLMConfig, RunConfig, apply_overrides, parse_config, parse_model
 from csro.errors import BudgetExhausted, ConfigError
 from csro.evaluation.backends import make_backend
 from csro.games import load_game
@@ -52,29 +52,32 @@ def start(config: RunConfig, directory: str | pathlib.Path, hooks: Hooks = Hooks
         return _execute(config, store, hooks)
 
 
-def resume(directory: str | pathlib.Path, hooks: Hooks = Hooks(), overrides: Sequence[str] = ()) -> pathlib.Path:
-    """Continue the run in ``directory`` (a finished run only rewrites its report); ``overrides``
-    (``key.path=value``) change its budget first (``RESUME_FIELDS``), recorded in its store."""
+def resume(directory: str | pathlib.Path, hooks: Hooks = Hooks()) -> pathlib.Path:
+    """Continue the run in ``directory`` (a finished run only rewrites its report)."""
     directory = pathlib.Path(directory)
     with RunStore.open(directory) as store, locked(directory):
         config = parse_config(store.config())
-        if overrides:
-            config = resume_overrides(config, overrides)
-            store.set_config(config.to_dict())
-            store.add_event(0, "config_changed", {"set": list(overrides)})
         if store.final() is not None:
             return write_report(directory)
         return _execute(config, store, hooks)
 
 
-def resume_overrides(config: RunConfig, overrides: Sequence[str]) -> RunConfig:
-    """``config`` with ``overrides`` applied and validated; a field outside ``RESUME_FIELDS`` is refused."""
+def change_budget(store, overrides: Sequence[str]) -> dict:
+    """Apply ``key.path=value`` overrides of ``RESUME_FIELDS`` to the configuration recorded in
+    ``store`` (a CSRO, discovery or AOR run: each has the ``llm`` section of ``csro.config``),
+    validated and recorded; any other field is refused."""
     for item in overrides:
         key = item.partition("=")[0].strip()
         if key != RESUME_FIELDS and not key.startswith(RESUME_FIELDS + "."):
             raise ConfigError(f"--set {key}: only {RESUME_FIELDS} fields may change when resuming "
                               "(a run's other settings are fixed by what it has stored)")
-    return parse_config(apply_overrides(config.to_dict(), overrides))
+    config = apply_overrides(store.config(), overrides)
+    try:
+        config["llm"] = parse_model(LLMConfig, config.get("llm")).model_dump(mode="json")
+    except ConfigError as exc:  # name the field as the whole configuration would
+        raise ConfigError(str(exc).replace("config field ", "config field llm.", 1)) from None
+    store.set_config(config)
+    return config
 
 
 def _execute(config: RunConfig, store: RunStore, hooks: Hooks) -> pathlib.Path:

@@ -115,7 +115,8 @@ def test_request_shape_a_dollar_budget_stops_each_wire_format_at_the_cap_and_res
         # recorded base_url is pointed at it (base_url is not a field resume --set may change)
         with RunStore.open(tmp_path / "capped") as store:
             store.set_config({**store.config(), "llm": {**store.config()["llm"], "base_url": server.url}})
-        runs.resume(tmp_path / "capped", overrides=["llm.budget.usd=1"])
+            runs.change_budget(store, ["llm.budget.usd=1"])
+        runs.resume(tmp_path / "capped")
     assert len(server.seen) == 1  # the two recorded calls were replayed, not sent
     resumed, whole = runs.status(tmp_path / "capped"), runs.status(tmp_path / "whole")
     assert resumed["done"] and _outcome(resumed) == _outcome(whole)

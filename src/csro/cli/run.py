@@ -132,11 +132,10 @@ def _cost_line(s: dict) -> None:
 
 
 def _stopped(directory: pathlib.Path, exc: BudgetExhausted) -> None:
-    """A run stopped by its LLM budget: where it stands, why, and how to continue; exit 3."""
+    """A CSRO run stopped by its LLM budget: where it stands, then why and how to continue (exit 3)."""
     _summary(directory, directory / "report.html")
-    err.print(f"[yellow]stopped[/yellow]: {exc}", highlight=False)
-    err.print(f"raise the budget and continue: csro resume {directory} --set {exc.field}=...", highlight=False)
-    raise typer.Exit(3)
+    exc.directory = directory
+    raise exc
 
 
 @app.command("run")
@@ -171,27 +170,41 @@ def resume_cmd(
     overrides: List[str] = typer.Option([], "--set", help="Change the budget first: llm.budget.FIELD=value "
                                         "(repeatable; no other field may change)."),
 ) -> None:
-    """Continue an interrupted run (a CSRO, discovery or AOR run) to the result an uninterrupted run would have."""
-    if (directory / "aor.db").is_file() or _is_discovery(directory):
-        if overrides:
-            raise ConfigError("--set: only a CSRO run's budget can be changed when resuming")
-    if (directory / "aor.db").is_file():  # an Act-Observe-Rewrite run (csro aor)
-        from csro.cli.aor import resume_aor
-        return resume_aor(directory)
-    if _is_discovery(directory):
-        from csro.cli.discover import _print_event, print_final
-        from csro.discover import resume as resume_discovery
+    """Continue an interrupted run (a CSRO, discovery or AOR run) to the result an uninterrupted run would have.
+    Exit 3: stopped by llm.budget again."""
+    if overrides:
+        _change_budget(directory, overrides)
+    try:
+        if (directory / "aor.db").is_file():  # an Act-Observe-Rewrite run (csro aor)
+            from csro.cli.aor import resume_aor
+            return resume_aor(directory)
+        if _is_discovery(directory):
+            from csro.cli.discover import _print_event, print_final
+            from csro.discover import resume as resume_discovery
 
-        resume_discovery(directory, on_event=_print_event)
-        print_final(directory)
-        return
+            resume_discovery(directory, on_event=_print_event)
+            print_final(directory)
+            return
+    except BudgetExhausted as exc:
+        exc.directory = directory
+        raise
     iterations = runs.status(directory)["iterations"]
     with _view(iterations) as hooks:
         try:
-            report = runs.resume(directory, hooks, overrides)
+            report = runs.resume(directory, hooks)
         except BudgetExhausted as exc:
             return _stopped(directory, exc)
     _summary(directory, report)
+
+
+def _change_budget(directory: pathlib.Path, overrides: List[str]) -> None:
+    """``resume --set``: the new budget recorded in the run's store (any run kind), under its lock."""
+    if (directory / "aor.db").is_file():
+        from csro.robots import AorStore as Store
+    else:
+        from csro.store import RunStore as Store
+    with Store.open(directory) as store, runs.locked(directory):
+        runs.change_budget(store, overrides)
 
 
 @app.command("status")
