@@ -6,7 +6,8 @@ conventions: a write-ahead log with ``synchronous=NORMAL`` (a committed transact
 the death of the writer), one connection shared by several threads behind a lock, each write
 its own committed transaction, a ``run`` row with the configuration and the final result, and
 every LLM call in one ``llm_calls`` table with one codec (so the report and the ``replay``
-provider read both alike), with its tokens (cached ones apart) and its cost. Floats are written by ``repr`` and read back bit for bit.
+provider read both alike), with its tokens (cached ones apart) and its cost. Floats are
+written by ``repr`` and read back bit for bit.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ import threading
 from typing import Any, Iterator, Sequence
 
 from csro.errors import CsroError
-from csro.llm._types import CallKey, LLMReply, LLMRequest, Message
 from csro.llm import FREE_PROVIDERS
+from csro.llm._types import CallKey, LLMReply, LLMRequest, Message
 
 
 class StoreError(CsroError):

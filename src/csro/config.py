@@ -136,7 +136,8 @@ class LLMConfig(_Section):
     retries: int = Field(3, ge=0, description="retries on 429, 5xx and timeouts, with exponential backoff")
     backoff_s: float = Field(1.0, ge=0, description="the first retry's delay (doubled each time)")
     threads: int | None = Field(None, ge=1, description="embedded: llama.cpp threads (None: 1 if another job holds a core)")
-    prices: PricesConfig | None = Field(None, description="the model's price (None: csro's dated table; see docs/cost.md)")
+    prices: PricesConfig | None = Field(None, description="the model's price (None: csro's dated table, "
+                                                          "docs/cost.md)")
     budget: BudgetConfig = Field(BudgetConfig(), description="hard caps on LLM spending; see docs/cost.md")
     prompt_cache: bool = Field(True, description="anthropic: cache_control on the stable prefix; gemini: "
                                                  "a cachedContents entry for it (openai caches prefixes itself)")

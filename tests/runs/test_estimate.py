@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
 from csro import runs
 from csro.config import parse_config
 from csro.llm.estimate import estimate_run

@@ -141,7 +141,8 @@ def _stopped(directory: pathlib.Path, exc: BudgetExhausted) -> None:
 @app.command("run")
 def run_cmd(
     config: pathlib.Path = typer.Argument(..., help="The run's YAML configuration."),
-    out_dir: Optional[pathlib.Path] = typer.Option(None, "--out", "-o", help="The new run directory (holds run.db and report.html)."),
+    out_dir: Optional[pathlib.Path] = typer.Option(None, "--out", "-o",
+                                                   help="The new run directory (holds run.db and report.html)."),
     overrides: List[str] = typer.Option([], "--set", help="Override a field: key.path=value (repeatable)."),
     estimate: bool = typer.Option(False, "--estimate", help="Print the tokens and money the run would spend "
                                   "(low/expected/high); make no call and write nothing."),

@@ -15,7 +15,7 @@ from csro.llm.roles import ROLES, role_of
 from csro.llm.tokens import approx_prompt_tokens, approx_tokens
 from csro.llm.usage import usage
 
-__all__ = ["BUDGET_EVENT", "CallKey", "DEFAULT_MODEL", "FREE_PROVIDERS", "LLMClient", "LLMReply", "LLMRequest", "Limits", "MODELS",
-           "Message", "Meter", "PRICES", "PRICES_DATE", "Price", "Provider", "ProviderError", "ROLES",
+__all__ = ["BUDGET_EVENT", "CallKey", "DEFAULT_MODEL", "FREE_PROVIDERS", "LLMClient", "LLMReply", "LLMRequest", "Limits",
+           "MODELS", "Message", "Meter", "PRICES", "PRICES_DATE", "Price", "Provider", "ProviderError", "ROLES",
            "approx_prompt_tokens", "approx_tokens", "ensure_model", "make_provider", "meter_for", "price_of",
            "role_of", "stop_reason", "usage"]

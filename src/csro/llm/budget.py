@@ -65,7 +65,7 @@ class Meter:
         self.price = price
         self.limits = limits
         self.roles = dict(roles or {})
-        if price is None and any(l.usd is not None for l in (limits, *self.roles.values())):
+        if price is None and any(cap.usd is not None for cap in (limits, *self.roles.values())):
             raise ConfigError("llm.budget.usd: the model's price is unknown; give it in llm.prices")
         self.spent = Spent()
         self.by_role: dict[str, Spent] = {}

@@ -191,13 +191,16 @@ def _tally(config, sc: Scenario, first: int, out: float, program: float, rules: 
 def _step(tally: _Tally, cfg, sc: Scenario, prompt: float, out: float, times: float = 1.0) -> None:
     """One generation step of the oracles (``csro.oracles._propose``), ``times`` times: the
     samples, their repairs while they fail, and the grammar fallback when all failed."""
+    from csro.oracles import GRAMMAR_TOKENS
+
     tally.add(times * cfg.samples, prompt, out)
     chat = prompt
     for r in range(cfg.max_repairs):
         chat += out + ERROR_TOKENS
         tally.add(times * cfg.samples * sc.invalid ** (r + 1), chat, out)
     if cfg.grammar_fallback:
-        tally.add(times * sc.invalid ** ((cfg.max_repairs + 1) * cfg.samples), prompt, min(512, cfg.max_tokens) * sc.completion)
+        all_failed = sc.invalid ** ((cfg.max_repairs + 1) * cfg.samples)
+        tally.add(times * all_failed, prompt, min(GRAMMAR_TOKENS, cfg.max_tokens) * sc.completion)
 
 
 def _evolve(tally: _Tally, config, sc: Scenario, prompt: float, program: float, diff_tokens: int) -> None:

@@ -15,6 +15,7 @@ from ._base import Evaluator, Feedback, Opponent, Oracle, OracleContext, OracleR
 from ._check import check_program, check_programs
 from ._code import Extracted, extract_code
 from ._context import DESCRIPTION_TOKENS, OPPONENT_CODE_CHARS, prefill
+from ._propose import GRAMMAR_TOKENS
 from ._reflect import DIAGNOSIS_TOKENS, Reflect
 from ._refine import LinearRefinement, ZeroShot
 from .evolve import Evolve
@@ -36,7 +37,8 @@ def get_oracle(kind: str) -> Oracle:
 
 
 __all__ = [
-    "DESCRIPTION_TOKENS", "DIAGNOSIS_TOKENS", "DIFF_TOKENS", "OPPONENT_CODE_CHARS", "prefill",  # for csro.llm.estimate
+    "DESCRIPTION_TOKENS", "DIAGNOSIS_TOKENS", "DIFF_TOKENS", "GRAMMAR_TOKENS", "OPPONENT_CODE_CHARS",  # csro.llm.estimate
+    "prefill",
     "ORACLES", "Evaluator", "Extracted", "Feedback", "LinearRefinement", "Opponent", "Oracle",
     "OracleContext", "OracleResult", "Reflect", "Evolve", "ZeroShot", "check_program", "check_programs",
     "extract_code", "get_oracle",
