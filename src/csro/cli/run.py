@@ -118,17 +118,17 @@ def _summary(directory: pathlib.Path, report: pathlib.Path) -> None:
     out.print(f"report: {report}")
 
 
-def _cost_line(s: dict) -> None:
-    """LLM calls, tokens, money and time, and per role."""
+def _cost_line(s: dict, roles: bool = True) -> None:
+    """LLM calls, tokens, money and time, and (``roles``) per role."""
     total = s["llm"]["usage"]["total"]
     cost = "cost unknown" if total["cost_usd"] is None else f"${total['cost_usd']:.4f}"
     out.print(f"LLM: {total['calls']} calls, {total['tokens_in']} tokens in ({total['tokens_cached']} cached), "
               f"{total['tokens_out']} out, {total['errors']} errors, {cost}, {total['seconds']:.1f} s")
-    roles = s["llm"]["usage"]["roles"]
-    if roles:
+    by_role = s["llm"]["usage"]["roles"]
+    if roles and by_role:
         out.print("  by role: " + ", ".join(
             f"{role} {g['calls']} calls/" + ("?" if g["cost_usd"] is None else f"${g['cost_usd']:.4f}")
-            for role, g in roles.items()), highlight=False)
+            for role, g in by_role.items()), highlight=False)
 
 
 def _stopped(directory: pathlib.Path, exc: BudgetExhausted) -> None:
@@ -225,7 +225,16 @@ def status_cmd(
     if s["stopped"]:
         out.print(f"stopped by the LLM budget: {s['stopped']}", highlight=False)
     _population_table(s)
-    _cost_line(s)
+    _cost_line(s, roles=False)
+    usage = s["llm"]["usage"]
+    if usage["iterations"]:
+        table = Table("LLM calls", "calls", "tokens in", "cached", "tokens out", "errors", "USD", "seconds")
+        groups = list(usage["roles"].items()) + [(f"iteration {g['iteration']}", g) for g in usage["iterations"]]
+        for name, g in groups:
+            table.add_row(name, str(g["calls"]), str(g["tokens_in"]), str(g["tokens_cached"]), str(g["tokens_out"]),
+                          str(g["errors"]), "unknown" if g["cost_usd"] is None else f"{g['cost_usd']:.4f}",
+                          f"{g['seconds']:.1f}")
+        out.print(table)
 
 
 def _population_table(s: dict, title: str | None = None) -> None:
