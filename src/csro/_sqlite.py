@@ -6,7 +6,8 @@ conventions: a write-ahead log with ``synchronous=NORMAL`` (a committed transact
 the death of the writer), one connection shared by several threads behind a lock, each write
 its own committed transaction, a ``run`` row with the configuration and the final result, and
 every LLM call in one ``llm_calls`` table with one codec (so the report and the ``replay``
-provider read both alike). Floats are written by ``repr`` and read back bit for bit.
+provider read both alike), with its tokens (cached ones apart) and its cost. Floats are
+written by ``repr`` and read back bit for bit.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import threading
 from typing import Any, Iterator, Sequence
 
 from csro.errors import StoreError
+from csro.llm import FREE_PROVIDERS
 from csro.llm._types import CallKey, LLMReply, LLMRequest, Message
 
 
@@ -37,10 +39,15 @@ CREATE TABLE llm_calls (
     max_tokens INTEGER NOT NULL, temperature REAL NOT NULL, seed INTEGER NOT NULL,
     text TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL,
     tokens_in INTEGER NOT NULL, tokens_out INTEGER NOT NULL, latency_s REAL NOT NULL,
-    attempts INTEGER NOT NULL, error TEXT, reply_prefill TEXT NOT NULL);
+    attempts INTEGER NOT NULL, error TEXT, reply_prefill TEXT NOT NULL,
+    tokens_cached INTEGER NOT NULL DEFAULT 0, tokens_cache_write INTEGER NOT NULL DEFAULT 0, cost_usd REAL);
 """
 LLM_COLUMNS = ("key, messages, prefill, grammar, stop, max_tokens, temperature, seed, text, provider, model, "
-               "tokens_in, tokens_out, latency_s, attempts, error, reply_prefill")
+               "tokens_in, tokens_out, latency_s, attempts, error, reply_prefill, tokens_cached, tokens_cache_write, "
+               "cost_usd")
+# Columns added to ``llm_calls`` after stores were made without them (``_migrate_llm_calls``).
+_LLM_ADDED = (("tokens_cached", "INTEGER NOT NULL DEFAULT 0"), ("tokens_cache_write", "INTEGER NOT NULL DEFAULT 0"),
+              ("cost_usd", "REAL"))
 
 
 class SQLiteStore:
@@ -87,6 +94,7 @@ class SQLiteStore:
             conn.close()
             found = "no" if row is None else row[0]
             raise StoreError(f"{path} has schema version {found}; this csro reads version {cls.schema_version}")
+        _migrate_llm_calls(conn)
         cls._migrate(conn)
         return cls(directory, conn)
 
@@ -133,6 +141,12 @@ class SQLiteStore:
     def config(self) -> dict:
         return json.loads(self._read("SELECT config FROM run")[0][0])
 
+    def set_config(self, data: dict) -> None:
+        """Replace the recorded configuration (``csro resume --set`` of the fields that may change)."""
+        text = dumps(data, "the run configuration")
+        with self._write() as conn:
+            conn.execute("UPDATE run SET config = ?", (text,))
+
     def set_final(self, data: dict) -> None:
         """The final result (replaces an earlier one)."""
         text = dumps(data, "the final result")
@@ -175,20 +189,42 @@ class SQLiteStore:
                 "latency_s": latency}
 
 
+def _migrate_llm_calls(conn: sqlite3.Connection) -> None:
+    """Give an older ``llm_calls`` table the cache and cost columns (no version change): its
+    calls read as uncached, the free providers' (``csro.llm.prices``) at cost 0, the others'
+    cost unknown (NULL), as it was not recorded."""
+    have = {row[1] for row in conn.execute("PRAGMA table_info(llm_calls)")}
+    missing = [(name, kind) for name, kind in _LLM_ADDED if name not in have]
+    if not have or not missing:
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for name, kind in missing:
+            conn.execute(f"ALTER TABLE llm_calls ADD COLUMN {name} {kind}")
+        if any(name == "cost_usd" for name, _ in missing):
+            free = ", ".join("?" * len(FREE_PROVIDERS))
+            conn.execute(f"UPDATE llm_calls SET cost_usd = 0 WHERE provider IN ({free})", FREE_PROVIDERS)
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
 def llm_row(q: LLMRequest, r: LLMReply) -> tuple:
     """A call as its ``llm_calls`` row (message text only)."""
     messages = dumps([{"role": m.role, "content": m.content} for m in q.messages], "LLM messages")
     return (str(q.key), messages, q.prefill, q.grammar, dumps(list(q.stop), "LLM stop strings"), q.max_tokens,
             q.temperature, q.seed, r.text, r.provider, r.model, r.tokens_in, r.tokens_out, r.latency_s,
-            r.attempts, r.error, r.prefill)
+            r.attempts, r.error, r.prefill, r.tokens_cached, r.tokens_cache_write, r.cost_usd)
 
 
 def llm_call(row: tuple) -> tuple[LLMRequest, LLMReply]:
     """The (request, reply) of an ``llm_calls`` row."""
     (key, messages, prefill, grammar, stop, max_tokens, temperature, seed, text, provider, model,
-     tokens_in, tokens_out, latency_s, attempts, error, reply_prefill) = row
+     tokens_in, tokens_out, latency_s, attempts, error, reply_prefill, cached, cache_write, cost) = row
     call_key = CallKey.parse(key)
     request = LLMRequest(call_key, tuple(Message(m["role"], m["content"]) for m in json.loads(messages)),
                          prefill, grammar, tuple(json.loads(stop)), max_tokens, temperature, seed)
-    reply = LLMReply(call_key, text, provider, model, tokens_in, tokens_out, latency_s, attempts, error, reply_prefill)
+    reply = LLMReply(call_key, text, provider, model, tokens_in, tokens_out, latency_s, attempts, error, reply_prefill,
+                     cached, cache_write, cost)
     return request, reply

@@ -103,6 +103,40 @@ class OracleConfig(Section):
     evolve: EvolveConfig = EvolveConfig()
 
 
+class BudgetLimits(Section):
+    """Hard caps on LLM spending (None: no cap). A call whose worst case would pass one is not made."""
+
+    usd: float | None = Field(None, gt=0, description="US dollars (needs a known price: the table or llm.prices)")
+    tokens: int | None = Field(None, ge=1, description="prompt plus completion tokens")
+    calls: int | None = Field(None, ge=1, description="calls made (replayed calls count too)")
+
+
+class BudgetConfig(BudgetLimits):
+    """The run's LLM budget, and optional caps per call role (see docs/cost.md)."""
+
+    roles: dict[str, BudgetLimits] = Field({}, description="caps per role: description, proposal, repair, "
+                                           "refinement, fallback, diagnosis, rewrite, mutation, other")
+
+    @field_validator("roles")
+    @classmethod
+    def _known_roles(cls, v: dict[str, BudgetLimits]) -> dict[str, BudgetLimits]:
+        from csro.llm.roles import ROLES
+
+        unknown = sorted(set(v) - set(ROLES))
+        if unknown:
+            raise ValueError(f"unknown role {unknown[0]!r}; known: {', '.join(ROLES)}")
+        return v
+
+
+class PricesConfig(Section):
+    """A model's price in US dollars per million tokens, overriding csro's table."""
+
+    input: float = Field(..., ge=0, description="prompt tokens")
+    output: float = Field(..., ge=0, description="completion tokens")
+    cached_input: float | None = Field(None, ge=0, description="prompt tokens read from the cache (None: input)")
+    cache_write: float | None = Field(None, ge=0, description="prompt tokens written to the cache (None: input)")
+
+
 class LLMConfig(Section):
     """The LLM provider. API keys are read from the environment variable named here, never stored."""
 
@@ -118,6 +152,11 @@ class LLMConfig(Section):
     retries: int = Field(3, ge=0, description="retries on 429, 5xx and timeouts, with exponential backoff")
     backoff_s: float = Field(1.0, ge=0, description="the first retry's delay (doubled each time)")
     threads: int | None = Field(None, ge=1, description="embedded: llama.cpp threads (None: 1 if another job holds a core)")
+    prices: PricesConfig | None = Field(None, description="the model's price (None: csro's dated table, "
+                                                          "docs/cost.md)")
+    budget: BudgetConfig = Field(BudgetConfig(), description="hard caps on LLM spending; see docs/cost.md")
+    prompt_cache: bool = Field(True, description="anthropic: cache_control on the stable prefix; gemini: "
+                                                 "a cachedContents entry for it (openai caches prefixes itself)")
 
     @field_validator("path")
     @classmethod

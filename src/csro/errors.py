@@ -12,8 +12,9 @@
     ├── ExploitabilityError   a policy could not be turned into a table for exact NashConv
     ├── DiffError             an LLM's SEARCH/REPLACE edit is malformed or does not apply
     ├── ProgramFailure        a sandboxed discovery program failed or answered malformed data
-    └── IllegalAction         a policy answered an action that is not legal (caught by the
+    ├── IllegalAction         a policy answered an action that is not legal (caught by the
                               runner: the policy forfeits the match)
+    └── BudgetExhausted       the next LLM call would pass ``llm.budget`` (the run stops cleanly)
 
 A misbehaving *policy* never raises out of an evaluation: it forfeits the match and the
 reason is recorded (see ``csro.policies.Forfeit``). The exceptions above the last four are
@@ -87,3 +88,14 @@ class IllegalAction(CsroError):
         self.seat = seat
         self.reply = reply
         self.legal = tuple(legal)
+
+
+class BudgetExhausted(CsroError):
+    """The next LLM call would pass a cap of ``llm.budget``; the call was not made. ``field``
+    names the cap (``llm.budget.usd``, ``llm.budget.roles.repair.calls``, ...); ``directory``
+    is the run's, set by whoever knows it (the CLI's hint names it)."""
+
+    def __init__(self, message: str, field: str = "llm.budget"):
+        super().__init__(message)
+        self.field = field
+        self.directory: object = None

@@ -16,6 +16,7 @@ DUPLICATE = "duplicate"
 ORACLE_FAILED = "oracle_failed"
 FINAL_EVALUATION = "final_evaluation"
 EXPLOITABILITY_ESTIMATE = "exploitability_estimate"
+BUDGET_EXHAUSTED = "budget_exhausted"  # the run stopped at its LLM budget, ``{"reason": ...}``
 
 # The oracles (csro.oracles).
 ORACLE_CANDIDATE = "oracle_candidate"

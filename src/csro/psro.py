@@ -36,7 +36,9 @@ recommendation). Its call keys carry the seat (``seat1-propose``), its policies 
 Everything is written to the run store when produced; a resumed run re-walks the
 iterations with the store as its cache (stored matches are not replayed, recorded LLM
 calls are served from the store, finished iterations are not re-run), so it ends where an
-uninterrupted run would.
+uninterrupted run would. The same holds for a run stopped by its LLM budget
+(``BudgetExhausted``, csro.llm.budget): the stop is recorded as a ``budget_exhausted``
+event, iteration k stays unfinished, and a resume with a larger budget re-walks it.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ import numpy as np
 from csro import events
 from csro.arena import Arena, Opponent, Profile, Target
 from csro.config import RunConfig
-from csro.errors import ConfigError
+from csro.errors import BudgetExhausted, ConfigError
 from csro.evaluation import PolicySpec, code_policy, resolve
 from csro.games import CodeGame
 from csro.llm import Completer, LLMSession
@@ -278,7 +280,11 @@ class CSRO:
                 if recorded or k in done:  # stored before a crash ended the iteration, or a finished one
                     self.populations[player].extend(recorded)
                 else:
-                    self._best_response(k, player, sigmas)
+                    try:
+                        self._best_response(k, player, sigmas)
+                    except BudgetExhausted as exc:  # stop at the boundary: iteration k stays unfinished
+                        self.log(k, events.BUDGET_EXHAUSTED, {"reason": str(exc)})
+                        raise
             sigmas = self._solve(k)
             if k not in done:
                 self._finish_iteration(k, sigmas, started)

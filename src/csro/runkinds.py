@@ -28,7 +28,8 @@ from typing import Any, Callable, Sequence
 from csro.config import RunRoot, apply_overrides, parse_model, read_yaml
 from csro.errors import ConfigError
 from csro._sqlite import StoreError
-from csro.runs import Hooks
+from csro.runs import Hooks, locked
+from csro.runs import change_budget as change_run_budget
 
 DEFAULT_KIND = "csro"
 
@@ -144,3 +145,13 @@ def status(directory: str | pathlib.Path) -> dict:
 def report(directory: str | pathlib.Path) -> pathlib.Path:
     """Rewrite ``DIR/report.html`` from the run's store; returns its path."""
     return kind_of(directory).function("report")(directory)
+
+
+def change_budget(directory: str | pathlib.Path, overrides: Sequence[str]) -> None:
+    """``csro resume --set llm.budget...``: the new budget recorded in the run's store, under its
+    lock (kinds whose configuration has an ``llm`` section: CSRO, discovery, AOR)."""
+    kind = kind_of(directory)
+    if kind.name == "train":
+        raise ConfigError("--set: a training run has no LLM budget to change")
+    with kind.store_class().open(directory) as store, locked(pathlib.Path(directory)):
+        change_run_budget(store, overrides)

@@ -19,15 +19,15 @@ import contextlib
 import dataclasses
 import fcntl
 import pathlib
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Sequence
 
 from csro import events
 from csro.arena import MatchArena
-from csro.config import LLMConfig, RunConfig, parse_config
-from csro.errors import ConfigError
+from csro.config import LLMConfig, RunConfig, apply_overrides, parse_config, parse_model
+from csro.errors import BudgetExhausted, ConfigError
 from csro.evaluation.backends import make_backend
 from csro.games import load_game
-from csro.llm import LLMClient, make_provider
+from csro.llm import LLMClient, Price, make_provider, meter_for, price_of, stop_reason, usage
 from csro.oracles import get_oracle
 from csro.policies import SandboxLimits
 from csro.psro import CSRO, policy_spec
@@ -37,6 +37,7 @@ from csro.simulate import StoredSimulator
 from csro.store import RunStore, StoreError
 
 LOCK_NAME = ".lock"
+RESUME_FIELDS = "llm.budget"  # what ``resume --set`` may change: the rest of a run is fixed by its store
 
 
 @dataclasses.dataclass
@@ -69,6 +70,24 @@ def resume(directory: str | pathlib.Path, hooks: Hooks = Hooks()) -> pathlib.Pat
         return _execute(config, store, hooks)
 
 
+def change_budget(store, overrides: Sequence[str]) -> dict:
+    """Apply ``key.path=value`` overrides of ``RESUME_FIELDS`` to the configuration recorded in
+    ``store`` (a CSRO, discovery or AOR run: each has the ``llm`` section of ``csro.config``),
+    validated and recorded; any other field is refused."""
+    for item in overrides:
+        key = item.partition("=")[0].strip()
+        if key != RESUME_FIELDS and not key.startswith(RESUME_FIELDS + "."):
+            raise ConfigError(f"--set {key}: only {RESUME_FIELDS} fields may change when resuming "
+                              "(a run's other settings are fixed by what it has stored)")
+    config = apply_overrides(store.config(), overrides)
+    try:
+        config["llm"] = parse_model(LLMConfig, config.get("llm")).model_dump(mode="json")
+    except ConfigError as exc:  # name the field as the whole configuration would
+        raise ConfigError(str(exc).replace("config field ", "config field llm.", 1)) from None
+    store.set_config(config)
+    return config
+
+
 def _execute(config: RunConfig, store: RunStore, hooks: Hooks) -> pathlib.Path:
     game = load_game(config.game)
     sb = config.sandbox
@@ -80,8 +99,12 @@ def _execute(config: RunConfig, store: RunStore, hooks: Hooks) -> pathlib.Path:
         loop = CSRO(config, game, store, sim, llm, oracle=get_oracle(config.oracle.kind),
                     arena=MatchArena(game, sim, matches=config.matches_per_cell),
                     on_event=hooks.on_event, on_iteration=scorer.per_iteration)
-        populations, sigmas = loop.run()
-        estimate = loop.exploitability_estimate(sigmas) if config.evaluation.br_estimate else None
+        try:
+            populations, sigmas = loop.run()
+            estimate = loop.exploitability_estimate(sigmas) if config.evaluation.br_estimate else None
+        except BudgetExhausted:  # recorded by the loop; the report shows where the run stopped
+            write_report(store.directory)
+            raise
         members = [[policy_spec(r, game) for r in population] for population in populations]
         loop.log(config.iterations, events.FINAL_EVALUATION, {"population": sum(len(m) for m in members)})
         store.set_final({**scorer.final(members, sigmas), "expl_estimate": estimate})
@@ -95,8 +118,14 @@ def llm_client(llm: LLMConfig, store: RunStore) -> Iterator[LLMClient]:
             pathlib.Path(llm.path).resolve() == store.directory.resolve():
         raise ConfigError("llm.path: a run cannot replay itself (resume it instead)")
     provider = make_provider(llm)  # replay opens the earlier run's store itself
+    override = Price(**llm.prices.model_dump()) if llm.prices is not None else None
+    try:
+        meter = meter_for(price_of(provider.name, provider.model, override), llm.budget)
+    except ConfigError:
+        provider.close()
+        raise
     client = LLMClient(provider, concurrency=llm.concurrency, timeout_s=llm.timeout_s, retries=llm.retries,
-                       backoff_s=llm.backoff_s, recorder=store.add_llm_call, recorded=store.llm_call)
+                       backoff_s=llm.backoff_s, recorder=store.add_llm_call, recorded=store.llm_call, meter=meter)
     try:
         # The files provider hands out replies in submission order: give it the calls already made.
         on_submit = getattr(provider, "on_submit", None)
@@ -131,6 +160,8 @@ def status(directory: str | pathlib.Path) -> dict:
         policies = store.policies()
         final = store.final()
         llm = store.llm_stats()
+        spent = usage(reply for _, reply in store.llm_calls())
+        stopped = stop_reason(store.events())
     players = sorted({r.player for r in policies}) or [0]
     populations, weights = [], []
     for player in players:
@@ -150,7 +181,9 @@ def status(directory: str | pathlib.Path) -> dict:
         "sigmas": weights,
         "final": None if final is None else {k: final.get(k) for k in ("pop_return", "pop_expl", "agg_score", "nash_conv",
                                                                       "expl_estimate", "seats")},
-        "llm": {k: llm[k] for k in ("calls", "tokens_in", "tokens_out", "errors")},
+        "llm": {**{k: llm[k] for k in ("calls", "tokens_in", "tokens_out", "errors")}, "usage": spent,
+                "budget": config["llm"].get("budget")},
+        "stopped": stopped if final is None else None,
     }
 
 

@@ -97,7 +97,8 @@ def test_evolve_run_with_each_hosted_provider_shape(provider, tmp_path, monkeypa
         config["llm"] = {"provider": provider, "model": "m-1", "base_url": server.url, "api_key_env": "CSRO_TEST_KEY",
                          "retries": 0}
         runs.start(parse_config(config), tmp_path / "run")
-    assert len(server.seen) == 2
+    # gemini also asks to cache the shared task prefix (refused here: the scripted answer has no name)
+    assert len([s for s in server.seen if s.path != "/v1beta/cachedContents"]) == 2
     with RunStore.open(tmp_path / "run") as store:
         made = [p for p in store.programs() if p["mutation"] == "diff"]
         policies = store.policies()

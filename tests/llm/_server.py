@@ -30,10 +30,12 @@ class Answer:
 
 
 class ScriptedServer:
-    """Answers each request with the next scripted Answer (the last one repeats)."""
+    """Answers each request with the next scripted Answer (the last one repeats); a request to a
+    path in ``routes`` gets that path's Answer instead."""
 
-    def __init__(self, *answers: Answer):
+    def __init__(self, *answers: Answer, routes: dict[str, Answer] | None = None):
         self.answers = list(answers)
+        self.routes = dict(routes or {})
         self.seen: list[Seen] = []
         server = self
 
@@ -42,7 +44,10 @@ class ScriptedServer:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"null")
                 server.seen.append(Seen("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body))
-                answer = server.answers.pop(0) if len(server.answers) > 1 else server.answers[0]
+                if self.path in server.routes:
+                    answer = server.routes[self.path]
+                else:
+                    answer = server.answers.pop(0) if len(server.answers) > 1 else server.answers[0]
                 time.sleep(answer.delay_s)
                 data = answer.raw if answer.raw is not None else json.dumps(answer.body).encode()
                 try:

@@ -44,6 +44,15 @@ def test_it_continues_a_prefilled_policy_and_counts_tokens(client):
     assert "```" not in reply.text  # stopped at the closing fence
     assert reply.tokens_in > 50 and 0 < reply.tokens_out <= 80
     assert (reply.provider, reply.model) == ("embedded", "qwen2.5-coder-0.5b")
+    # the estimate's counter (loaded model) gives llama.cpp's own prompt count
+    assert client.provider.count_tokens(POLICY_PROMPT, PREFILL) == reply.tokens_in
+
+
+def test_the_prompt_is_counted_with_the_vocabulary_alone_as_the_model_counts_it(client):
+    alone = make_provider(LLMConfig(provider="embedded", threads=1))  # not loaded: vocabulary only
+    count = alone.count_tokens(POLICY_PROMPT, PREFILL)
+    assert alone._llama is None
+    assert count == client.provider.count_tokens(POLICY_PROMPT, PREFILL) > 50
 
 
 @pytest.mark.slow

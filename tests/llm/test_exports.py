@@ -11,8 +11,11 @@ from csro.llm import make_provider
 
 
 def test_the_exported_names():
-    assert sorted(csro.llm.__all__) == ["CallKey", "Completer", "DEFAULT_MODEL", "LLMClient", "LLMReply", "LLMRequest", "LLMSession", "MODELS",
-                                        "Message", "Provider", "ProviderError", "ensure_model", "make_provider", "takes_images"]
+    assert sorted(csro.llm.__all__) == [
+        "CallKey", "Completer", "DEFAULT_MODEL", "FREE_PROVIDERS", "LLMClient", "LLMReply", "LLMRequest",
+        "LLMSession", "Limits", "MODELS", "Message", "Meter", "PRICES", "PRICES_DATE", "Price", "Provider", "ProviderError",
+        "ROLES", "approx_prompt_tokens", "approx_tokens", "ensure_model", "make_provider", "meter_for", "price_of",
+        "role_of", "stop_reason", "takes_images", "usage"]
     assert all(hasattr(csro.llm, name) for name in csro.llm.__all__)
 
 

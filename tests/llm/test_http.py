@@ -34,8 +34,9 @@ def key(monkeypatch):
     monkeypatch.setenv("CSRO_TEST_KEY", KEY)
 
 
-def _client(kind, server, **kwargs):
-    config = LLMConfig(provider=kind, model="m-1", base_url=server.url, api_key_env="CSRO_TEST_KEY")
+def _client(kind, server, prompt_cache=True, **kwargs):
+    config = LLMConfig(provider=kind, model="m-1", base_url=server.url, api_key_env="CSRO_TEST_KEY",
+                       prompt_cache=prompt_cache)
     return LLMClient(make_provider(config), sleep=lambda s: None, **kwargs)
 
 
@@ -81,14 +82,14 @@ def test_gemini_request_shape_maps_assistant_turns_to_model():
     request = LLMRequest(CallKey(0, "repair-0-1"), (Message("user", "a"), Message("assistant", "b"),
                                                     Message("user", "c")))
     with ScriptedServer(Answer(GEMINI_OK)) as server:
-        _client("gemini", server).complete(request)
+        _client("gemini", server, prompt_cache=False).complete(request)
     assert [c["role"] for c in server.seen[0].body["contents"]] == ["user", "model", "user"]
     assert "systemInstruction" not in server.seen[0].body
 
 
 def test_anthropic_request_shape_and_reply_with_native_prefill():
     with ScriptedServer(Answer(ANTHROPIC_OK)) as server:
-        reply = _client("anthropic", server).complete(REQUEST)
+        reply = _client("anthropic", server, prompt_cache=False).complete(REQUEST)
     seen, = server.seen
     assert seen.path == "/v1/messages"
     assert seen.headers["x-api-key"] == KEY and seen.headers["anthropic-version"] == "2023-06-01"

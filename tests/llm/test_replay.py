@@ -32,9 +32,9 @@ def test_recorded_replies_and_errors_come_back_unchanged(earlier_run):
     client = LLMClient(make_provider(LLMConfig(provider="replay", path=str(directory))))
     replies = client.complete_many([request(2), request(1)])
     client.close()
-    # Only the attempt count and latency are this client's own.
-    assert replies[1] == dataclasses.replace(good, latency_s=replies[1].latency_s)
-    assert replies[0] == dataclasses.replace(bad, attempts=1, latency_s=replies[0].latency_s)
+    # Only the attempt count, latency and cost (0: the calls were paid for by the earlier run) are this client's own.
+    assert replies[1] == dataclasses.replace(good, latency_s=replies[1].latency_s, cost_usd=0.0)
+    assert replies[0] == dataclasses.replace(bad, attempts=1, latency_s=replies[0].latency_s, cost_usd=0.0)
     assert replies[0].full_text == "" and replies[1].full_text == "```python\nclass Agent: ..."
 
 

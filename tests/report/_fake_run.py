@@ -1,12 +1,13 @@
 """A small fake run, written through the store's API: 3 policies (one hostile), sigmas,
-matches, LLM calls (one failed), events, per-iteration metrics and a final evaluation."""
+matches, LLM calls (one failed; priced as claude-sonnet-4 with 10000 of 12000 prompt tokens
+cached: $0.015 each), events, per-iteration metrics and a final evaluation."""
 
 from __future__ import annotations
 
 import hashlib
 
 from csro.evaluation.runner import MatchResult
-from csro.llm._types import CallKey, LLMReply, LLMRequest, Message
+from csro.llm import CallKey, LLMReply, LLMRequest, Message, price_of
 from csro.store import PolicyRecord, RunStore, SigmaRecord
 
 SCRIPT = "<script>alert(1)</script>"
@@ -40,8 +41,10 @@ def _call(iteration: int, step: str, reply: str, error: str | None = None) -> tu
     request = LLMRequest(key, (Message("system", "You write RRPS policies."),
                                Message("user", f"Opponents: p0. Beat them {SCRIPT}")),
                          prefill="```python\nclass Policy:", stop=("```",), max_tokens=512, temperature=0.8, seed=7)
-    return request, LLMReply(key, "" if error else reply, "files", "canned", 120, 40, 1.25, 3 if error else 1, error,
-                             request.prefill)
+    tokens = (0, 0, 0) if error else (12000, 400, 10000)
+    cost = price_of("anthropic", "claude-sonnet-4").cost(tokens[0], tokens[1], tokens[2])
+    return request, LLMReply(key, "" if error else reply, "anthropic", "claude-sonnet-4", tokens[0], tokens[1], 1.25,
+                             3 if error else 1, error, request.prefill, tokens_cached=tokens[2], cost_usd=cost)
 
 
 def populate(store: RunStore) -> None:

@@ -46,6 +46,29 @@ def test_dumped_dom(fake_run, tmp_path):
     assert 'id="policy-p2"' in dom
 
 
+def test_cost_per_role_and_per_iteration_as_rendered(fake_run, tmp_path):
+    """The LLM cost tables as the browser lays them out: rows of visible cell texts."""
+    dom = chromium(tmp_path, "--dump-dom", write_report(fake_run).as_uri()).stdout
+    llm = dom[dom.index('<section id="llm">'):]
+    tables = re.findall(r'<table class="cost">(.*?)</table>', llm, re.S)
+    assert len(tables) == 2  # per role, per iteration
+
+    def rows(html: str) -> list[list[str]]:
+        return [[re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(r"<t[dh]>(.*?)</t[dh]>", row, re.S)]
+                for row in re.findall(r"<tr>(.*?)</tr>", html, re.S)]
+
+    by_role, by_iteration = rows(tables[0]), rows(tables[1])
+    assert by_role[0][:7] == ["role", "calls", "tokens in", "cached", "tokens out", "errors", "cost (USD)"]
+    assert [r[:7] for r in by_role[1:]] == [["proposal", "2", "12000", "10000", "400", "1", "$0.0150"],
+                                            ["repair", "1", "12000", "10000", "400", "0", "$0.0150"],
+                                            ["refinement", "1", "12000", "10000", "400", "0", "$0.0150"]]
+    assert [r[:7] for r in by_iteration[1:]] == [["1", "1", "12000", "10000", "400", "0", "$0.0150"],
+                                                 ["2", "3", "24000", "20000", "800", "1", "$0.0300"]]
+    assert all(float(r[7]) > 0 for r in by_role[1:])  # the time column
+    text = re.sub(r"<[^>]+>", " ", llm)
+    assert re.search(r"cost\s+\$0\.0450", text)
+
+
 def test_visible_text_and_screenshot(fake_run, tmp_path):
     path = write_report(fake_run)
     # the hostile source is visible as text in the rendered page

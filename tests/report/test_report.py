@@ -77,8 +77,10 @@ def test_page_is_self_contained(page):
 def test_llm_cost_and_rejections(page):
     llm = page[page.index('<section id="llm">'):]
     assert "<tr><th>calls</th><td>4</td></tr>" in llm and "<tr><th>errors</th><td>1</td></tr>" in llm
-    for step in ("propose", "repair", "refine"):
-        assert f"<tr><td>{step}</td>" in llm
+    assert "<tr><th>cost</th><td>$0.0450</td></tr>" in llm and "<tr><th>of which cached</th><td>30000</td></tr>" in llm
+    for role, calls, cost in (("proposal", 2, "$0.0150"), ("repair", 1, "$0.0150"), ("refinement", 1, "$0.0150")):
+        assert f"<tr><td>{role}</td><td>{calls}</td>" in llm and cost in llm
+    assert "<tr><td>2</td><td>3</td><td>24000</td><td>20000</td><td>800</td><td>1</td><td>$0.0300</td>" in llm
     assert "HTTP 503 after 3 attempts" in llm
     assert "<td>oracle_rejected</td>" in llm and "<td>duplicate</td><td>same program</td>" in llm
 
@@ -123,3 +125,19 @@ def test_write_report(fake_run):
 def test_write_report_without_a_run(tmp_path):
     with pytest.raises(StoreError, match="no run at"):
         write_report(tmp_path)
+
+
+def test_a_budget_stop_and_an_unknown_price_are_shown(tmp_path):
+    from csro.llm import CallKey, LLMReply, LLMRequest, Message
+
+    with RunStore.create(tmp_path, {"game": "rrps", "llm": {"budget": {"usd": 0.5}}}) as store:
+        key = CallKey(1, "propose")
+        store.add_llm_call(LLMRequest(key, (Message("user", "x"),)),
+                           LLMReply(key, "class Agent: ...", "openai", "my-local-model", 900, 100))
+        store.add_event(1, "iteration_start", {"population": 1})
+        store.add_event(1, "budget_exhausted", {"reason": "llm.budget.usd = 0.5 reached: 0.45 USD spent"})
+        page = build_html(store)
+    assert "stopped by the LLM budget: llm.budget.usd = 0.5 reached: 0.45 USD spent" in page
+    llm = page[page.index('<section id="llm">'):]
+    assert "<tr><th>cost</th><td>unknown</td></tr>" in llm and '<tr><td>proposal</td><td>1</td>' in llm
+    assert "<tr><th>budget (llm.budget)</th><td>{&quot;usd&quot;: 0.5}</td></tr>" in llm

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from aor_helpers import csro, files_config
+from aor_helpers import REPLIES, csro, files_config
 from csro.robots import AorStore
 
 pytestmark = pytest.mark.slow
@@ -108,3 +108,18 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()
     missing = csro("robot-eval", "--task", "Lift", "--controller", tmp_path / "none.py", check=False)
     assert missing.returncode == 2 and "cannot read controller file" in missing.stderr
+
+
+def test_a_budget_stop_then_resume_with_a_larger_budget_ends_like_the_uninterrupted_run(tmp_path):
+    directory = tmp_path / "run"
+    config = files_config(tmp_path, llm={"provider": "files", "path": str(REPLIES), "budget": {"calls": 2}})
+    stopped = csro("aor", "--task", "Lift", "--config", config, "--out", directory, check=False)
+    assert stopped.returncode == 3, stopped.stderr
+    assert "stopped: llm.budget.calls = 2 reached: 2 calls spent" in stopped.stderr
+    assert comparable(directory)["calls"] == ["0/propose/0", "1/rewrite/0"]  # the repair was not made
+    csro("resume", directory, "--set", "llm.budget.calls=4")
+    run = comparable(directory)
+    assert run["calls"] == ["0/propose/0", "1/rewrite/0", "1/repair-1/0", "2/rewrite/0"]
+    assert run["final"]["best"] == "c1.1" and run["final"]["success_rate"] == 1.0
+    with AorStore.open(directory) as store:
+        assert store.config()["llm"]["budget"]["calls"] == 4

@@ -6,7 +6,7 @@ Each command module registers itself on the shared ``app`` when imported.
 import sys
 
 from csro.cli._app import app, state
-from csro.errors import CsroError
+from csro.errors import BudgetExhausted, CsroError
 
 # Command modules: importing them registers their commands on ``app``.
 from csro.cli import evaluate as _evaluate  # noqa: F401,E402
@@ -20,9 +20,17 @@ from csro.cli import reproduce as _reproduce  # noqa: F401,E402
 
 
 def main() -> None:
-    """Entry point. Usage errors exit 2 (click); a CsroError is one line on stderr, exit 2."""
+    """Entry point. Usage errors exit 2 (click); a CsroError is one line on stderr, exit 2; a run
+    stopped by its LLM budget (``BudgetExhausted``) says why and how to continue, exit 3."""
     try:
         app()
+    except BudgetExhausted as exc:
+        if state["debug"]:
+            raise
+        print(f"stopped: {exc}", file=sys.stderr)
+        print(f"raise the budget and continue: csro resume {exc.directory or 'DIR'} --set {exc.field}=...",
+              file=sys.stderr)
+        sys.exit(3)
     except CsroError as exc:
         if state["debug"]:
             raise

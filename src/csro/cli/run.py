@@ -24,6 +24,7 @@ from csro.cli._app import app
 from csro.cli._progress import new_progress
 from csro.cli._views import View
 from csro.config import documented_yaml
+from csro.errors import BudgetExhausted, ConfigError
 
 out = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
@@ -110,9 +111,21 @@ def _summary(directory: pathlib.Path, report: pathlib.Path, s: dict) -> None:
     if final:
         out.print(f"final sigma-mixture: PopReturn {_fmt(final['pop_return'])}  PopExpl {_fmt(final['pop_expl'])}  "
                   f"AggScore {_fmt(final['agg_score'])}  NashConv {_fmt(final['nash_conv'])}")
-    llm = s["llm"]
-    out.print(f"LLM: {llm['calls']} calls, {llm['tokens_in']} tokens in, {llm['tokens_out']} out, {llm['errors']} errors")
+    _cost_line(s)
     out.print(f"report: {report}")
+
+
+def _cost_line(s: dict, roles: bool = True) -> None:
+    """LLM calls, tokens, money and time, and (``roles``) per role."""
+    total = s["llm"]["usage"]["total"]
+    cost = "cost unknown" if total["cost_usd"] is None else f"${total['cost_usd']:.4f}"
+    out.print(f"LLM: {total['calls']} calls, {total['tokens_in']} tokens in ({total['tokens_cached']} cached), "
+              f"{total['tokens_out']} out, {total['errors']} errors, {cost}, {total['seconds']:.1f} s")
+    by_role = s["llm"]["usage"]["roles"]
+    if roles and by_role:
+        out.print("  by role: " + ", ".join(
+            f"{role} {g['calls']} calls/" + ("?" if g["cost_usd"] is None else f"${g['cost_usd']:.4f}")
+            for role, g in by_role.items()), highlight=False)
 
 
 def _population_table(s: dict, title: str | None = None) -> None:
@@ -126,7 +139,19 @@ def _population_table(s: dict, title: str | None = None) -> None:
 def _status_text(directory: pathlib.Path, s: dict) -> None:
     state = "done" if s["done"] else f"iteration {_fmt(s['iteration'])} of {s['iterations']} finished"
     out.print(f"{directory}: {state}")
+    if s["stopped"]:
+        out.print(f"stopped by the LLM budget: {s['stopped']}", highlight=False)
     _population_table(s)
+    _cost_line(s, roles=False)
+    usage = s["llm"]["usage"]
+    if usage["iterations"]:
+        table = Table("LLM calls", "calls", "tokens in", "cached", "tokens out", "errors", "USD", "seconds")
+        groups = list(usage["roles"].items()) + [(f"iteration {g['iteration']}", g) for g in usage["iterations"]]
+        for name, g in groups:
+            table.add_row(name, str(g["calls"]), str(g["tokens_in"]), str(g["tokens_cached"]), str(g["tokens_out"]),
+                          str(g["errors"]), "unknown" if g["cost_usd"] is None else f"{g['cost_usd']:.4f}",
+                          f"{g['seconds']:.1f}")
+        out.print(table)
 
 
 VIEWS = {
@@ -141,25 +166,56 @@ VIEWS = {
 def run_cmd(
     config: pathlib.Path = typer.Argument(..., help="The run's YAML configuration; its kind field names the kind "
                                                    "of run: csro (the default), discover, aor or train."),
-    out_dir: pathlib.Path = typer.Option(..., "--out", "-o", help="The new run directory (its store and report.html)."),
+    out_dir: Optional[pathlib.Path] = typer.Option(None, "--out", "-o",
+                                                   help="The new run directory (its store and report.html)."),
     overrides: List[str] = typer.Option([], "--set", help="Override a field: key.path=value (repeatable)."),
+    estimate: bool = typer.Option(False, "--estimate", help="CSRO runs: print the tokens and money the run would "
+                                  "spend (low/expected/high); make no call and write nothing."),
 ) -> None:
-    """Start a run of any kind (CSRO, discovery, AOR, training); resumable with `csro resume`."""
+    """Start a run of any kind (CSRO, discovery, AOR, training); resumable with `csro resume`.
+    Exit 3: stopped by llm.budget (continue with `csro resume DIR --set llm.budget...`)."""
     cfg = runkinds.load(config, overrides)
+    if estimate:
+        if cfg.kind != "csro":
+            raise ConfigError(f"--estimate: estimates are made for CSRO runs, not kind {cfg.kind!r}")
+        from csro.llm.estimate import estimate_run, format_estimate
+
+        print(format_estimate(estimate_run(cfg)), end="")
+        return
+    if out_dir is None:
+        raise ConfigError("--out: csro run needs the new run directory (or --estimate)")
     view = VIEWS[cfg.kind]
-    with _hooks(view, view.total(cfg.model_dump())) as hooks:
+    with _hooks(view, view.total(cfg.model_dump())) as hooks, _budget_stop(out_dir):
         report = runkinds.start(cfg, out_dir, hooks)
     view.closing(out_dir, report, runkinds.status(out_dir))
 
 
 @app.command("resume")
-def resume_cmd(directory: pathlib.Path = typer.Argument(..., help="The run directory.")) -> None:
-    """Continue an interrupted run of any kind to the result an uninterrupted run would have."""
+def resume_cmd(
+    directory: pathlib.Path = typer.Argument(..., help="The run directory."),
+    overrides: List[str] = typer.Option([], "--set", help="Change the budget first: llm.budget.FIELD=value "
+                                        "(repeatable; no other field may change)."),
+) -> None:
+    """Continue an interrupted run of any kind to the result an uninterrupted run would have.
+    Exit 3: stopped by llm.budget again."""
+    if overrides:
+        runkinds.change_budget(directory, overrides)
     s = runkinds.status(directory)
     view = VIEWS[s["kind"]]
-    with _hooks(view, view.total(s)) as hooks:
+    with _hooks(view, view.total(s)) as hooks, _budget_stop(directory):
         report = runkinds.resume(directory, hooks)
     view.closing(directory, report, runkinds.status(directory))
+
+
+@contextlib.contextmanager
+def _budget_stop(directory: pathlib.Path) -> Iterator[None]:
+    """A run stopped by its LLM budget: the exception learns the directory, so the message (and
+    exit 3, in ``csro.cli.main``) can say how to continue it."""
+    try:
+        yield
+    except BudgetExhausted as exc:
+        exc.directory = directory
+        raise
 
 
 @app.command("status")

@@ -12,7 +12,11 @@ flaky server:
 3. otherwise up to ``1 + retries`` attempts; a retryable ``ProviderError`` (429, 5xx,
    timeouts, connection errors, malformed replies) waits ``backoff_s * 2**attempt``;
    anything else stops at once;
-4. the final reply, error or not, goes to ``recorder(request, reply)``; nothing is raised.
+4. the final reply, error or not, is priced (``csro.llm.prices``) and goes to
+   ``recorder(request, reply)``; nothing is raised for a provider failure;
+5. every answered call, fresh or recorded, is counted by the ``Meter``
+   (``csro.llm.budget``), which refuses a batch of fresh calls that could pass
+   ``llm.budget`` by raising ``BudgetExhausted`` before anything is sent.
 
 ``complete_many`` runs its requests on a thread pool of ``min(concurrency,
 provider.max_concurrency)`` workers and records the replies in request order, so the
@@ -28,8 +32,10 @@ import threading
 import time
 from typing import Callable, Sequence
 
-from csro.llm._types import CallKey, LLMReply, LLMRequest, Provider
 from csro.errors import ProviderError
+from csro.llm._types import CallKey, LLMReply, LLMRequest, Provider
+from csro.llm.budget import Meter
+from csro.llm.prices import price_of
 
 Recorder = Callable[[LLMRequest, LLMReply], None]
 Recorded = Callable[[CallKey], LLMReply | None]
@@ -40,7 +46,7 @@ class LLMClient:
 
     def __init__(self, provider: Provider, *, concurrency: int = 2, timeout_s: float = 300.0, retries: int = 3,
                  backoff_s: float = 1.0, recorder: Recorder | None = None, recorded: Recorded | None = None,
-                 sleep: Callable[[float], None] = time.sleep):
+                 meter: Meter | None = None, sleep: Callable[[float], None] = time.sleep):
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {concurrency}")
         if retries < 0:
@@ -53,6 +59,8 @@ class LLMClient:
         self._recorder = recorder
         self._recorded = recorded
         self._sleep = sleep
+        # Without a budget the meter only prices: the provider's own price, from the table.
+        self.meter = meter or Meter(price_of(provider.name, provider.model))
         self._lock = threading.Lock()
         self._stats = {"calls": 0, "tokens_in": 0, "tokens_out": 0, "errors": 0, "latency_s": 0.0, "replayed": 0}
 
@@ -77,9 +85,10 @@ class LLMClient:
         keys = [r.key for r in requests]
         if len(set(keys)) != len(keys):
             raise ValueError(f"complete_many got the same call key twice: {keys}")
-        self._submit(requests)
         known = [self._lookup(r) for r in requests]  # in this thread, in request order
         todo = [r for r, reply in zip(requests, known) if reply is None]
+        self.meter.admit(todo)  # before the provider hears of any of them
+        self._submit(requests)
         workers = min(self.workers, len(todo))
         with contextlib.ExitStack() as stack:
             if workers > 1:
@@ -88,8 +97,11 @@ class LLMClient:
             else:
                 fresh = map(self._call, todo)
             # Both maps yield in request order: each reply is recorded as soon as all before it are.
-            return [reply if reply is not None else self._record(request, next(fresh))
-                    for request, reply in zip(requests, known)]
+            replies = [reply if reply is not None else self._record(request, next(fresh))
+                       for request, reply in zip(requests, known)]
+        for reply in replies:
+            self.meter.count(reply)
+        return replies
 
     def stats(self) -> dict:
         """This client's provider calls: ``calls, tokens_in, tokens_out, errors, latency_s``,
@@ -116,8 +128,8 @@ class LLMClient:
         return reply
 
     def _call(self, request: LLMRequest) -> LLMReply:
-        """The provider's reply (after retries), counted in the stats."""
-        reply = self._attempt(request)
+        """The provider's priced reply (after retries), counted in the stats."""
+        reply = self.meter.priced(self._attempt(request))
         with self._lock:
             self._stats["calls"] += 1
             self._stats["tokens_in"] += reply.tokens_in

@@ -60,12 +60,13 @@ def _openai(llm: LLMConfig, _: Lookup | None) -> Provider:
 
 
 def _gemini(llm: LLMConfig, _: Lookup | None) -> Provider:
-    return GeminiProvider(_model(llm), key=_key(llm.api_key_env or DEFAULT_KEY_ENV["gemini"]), base_url=llm.base_url)
+    return GeminiProvider(_model(llm), key=_key(llm.api_key_env or DEFAULT_KEY_ENV["gemini"]), base_url=llm.base_url,
+                          cache=llm.prompt_cache)
 
 
 def _anthropic(llm: LLMConfig, _: Lookup | None) -> Provider:
     return AnthropicProvider(_model(llm), key=_key(llm.api_key_env or DEFAULT_KEY_ENV["anthropic"]),
-                             base_url=llm.base_url)
+                             base_url=llm.base_url, cache=llm.prompt_cache)
 
 
 def _files(llm: LLMConfig, _: Lookup | None) -> Provider:

@@ -91,12 +91,14 @@ class HTTPProvider(abc.ABC):
 
 
 def reply_of(provider: HTTPProvider, request: LLMRequest, text: Any, tokens_in: Any, tokens_out: Any,
-             prefill: str = "") -> LLMReply:
-    """The LLMReply of a parsed body; ``text`` must be a string (else the reply is malformed)."""
+             prefill: str = "", tokens_cached: Any = 0, tokens_cache_write: Any = 0) -> LLMReply:
+    """The LLMReply of a parsed body; ``text`` must be a string (else the reply is malformed).
+    ``tokens_in`` counts every prompt token, the cached and cache-written ones included."""
     if not isinstance(text, str):
         raise TypeError(f"the reply text is {type(text).__name__}, not a string")
     return LLMReply(request.key, text, provider.name, provider.model, int(tokens_in or 0), int(tokens_out or 0),
-                    prefill=prefill)
+                    prefill=prefill, tokens_cached=int(tokens_cached or 0),
+                    tokens_cache_write=int(tokens_cache_write or 0))
 
 
 def prefill_as_instruction(messages: tuple[Message, ...], prefill: str) -> list[Message]:

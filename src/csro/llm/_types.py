@@ -85,6 +85,9 @@ class LLMReply:
 
     ``text`` is the completion *without* the prefill (``full_text`` joins them). When every
     attempt failed, ``error`` says why and ``text`` is empty; nothing is raised to the oracle.
+    ``tokens_in`` counts every prompt token; ``tokens_cached`` of them were read from the
+    provider's prompt cache and ``tokens_cache_write`` written to it. ``cost_usd`` is set by
+    the client from ``csro.llm.prices`` (None: the model's price is unknown).
     """
 
     key: CallKey
@@ -97,6 +100,9 @@ class LLMReply:
     attempts: int = 1
     error: str | None = None
     prefill: str = ""
+    tokens_cached: int = 0
+    tokens_cache_write: int = 0
+    cost_usd: float | None = None
 
     @property
     def ok(self) -> bool:

@@ -7,6 +7,13 @@ that ends in whitespace, so the prefill is sent right-stripped and the reply's `
 is that stripped text (the model's continuation supplies the whitespace); temperatures
 above the API's maximum of 1 are clamped to 1 (both our interpretation). Grammars are ignored;
 attached images become base64 ``image`` blocks.
+
+Prompt caching (``llm.prompt_cache``, on by default): the stable prefix, the system prompt
+and the first user message (rules, API and opponents, the same for every call of an oracle
+step), ends in a ``cache_control: {"type": "ephemeral"}`` breakpoint, so the repair,
+refinement and rewrite calls that continue that chat read it from the cache. The usage's
+``cache_read_input_tokens`` and ``cache_creation_input_tokens`` are recorded (``tokens_in``
+is their sum with ``input_tokens``) and priced as cached reads and cache writes.
 """
 
 from __future__ import annotations
@@ -26,20 +33,23 @@ class AnthropicProvider(HTTPProvider):
 
     name = "anthropic"
 
-    def __init__(self, model: str, *, key: str, base_url: str | None = None):
+    def __init__(self, model: str, *, key: str, base_url: str | None = None, cache: bool = True):
         super().__init__(model, base_url or DEFAULT_BASE_URL, {"x-api-key": key, "anthropic-version": API_VERSION},
                          key)
+        self.cache = cache
 
     def build(self, request: LLMRequest) -> tuple[str, dict[str, Any]]:
         system, chat = split_system(list(request.messages))
         messages = [{"role": m.role, "content": _content(m)} for m in chat]
+        if self.cache and messages and messages[0]["role"] == "user":
+            messages[0]["content"] = _cached(messages[0]["content"])
         prefill = request.prefill.rstrip()
         if prefill:
             messages.append({"role": "assistant", "content": prefill})
         body: dict[str, Any] = {"model": self.model, "max_tokens": request.max_tokens, "messages": messages,
                                 "temperature": min(request.temperature, MAX_TEMPERATURE)}
         if system:
-            body["system"] = system
+            body["system"] = _cached(system) if self.cache else system
         if request.stop:
             body["stop_sequences"] = list(request.stop)
         return "/v1/messages", body
@@ -47,8 +57,17 @@ class AnthropicProvider(HTTPProvider):
     def parse(self, request: LLMRequest, data: Any) -> LLMReply:
         text = "".join(block["text"] for block in data["content"] if block.get("type") == "text")
         usage = data.get("usage") or {}
-        return reply_of(self, request, text, usage.get("input_tokens"), usage.get("output_tokens"),
-                        prefill=request.prefill.rstrip())
+        read, written = usage.get("cache_read_input_tokens") or 0, usage.get("cache_creation_input_tokens") or 0
+        return reply_of(self, request, text, (usage.get("input_tokens") or 0) + read + written,
+                        usage.get("output_tokens"), prefill=request.prefill.rstrip(), tokens_cached=read,
+                        tokens_cache_write=written)
+
+
+def _cached(content: Any) -> list[dict[str, Any]]:
+    """``content`` as blocks whose last one carries the cache breakpoint."""
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else [dict(b) for b in content]
+    blocks[-1]["cache_control"] = {"type": "ephemeral"}
+    return blocks
 
 
 def _content(m: Message) -> Any:

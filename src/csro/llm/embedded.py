@@ -12,6 +12,9 @@ constrains the completion. Sampling is seeded with ``request.seed``: the same re
 the same text. The model is loaded on the first call and serves one request at a time
 (``max_concurrency = 1``). ``timeout_s`` stops a generation that runs longer; the stopped
 call is an error, not retried (it would take as long again).
+
+``count_tokens`` counts a chat's prompt tokens exactly as ``complete`` would send them, with
+the model's vocabulary only (no weights loaded), for ``csro run --estimate``.
 """
 
 from __future__ import annotations
@@ -55,9 +58,26 @@ class EmbeddedProvider:
     def prompt(self, messages: tuple[Message, ...], prefill: str) -> tuple[str, list[str]]:
         """(the prompt text ending in the opened assistant turn and the prefill, its stop strings)."""
         self._load()
-        result = self._formatter(messages=[{"role": m.role, "content": m.content} for m in messages])
-        stop = result.stop if isinstance(result.stop, list) else [result.stop] if result.stop else []
-        return result.prompt + prefill, [s for s in stop if s]
+        return _render(self._formatter, messages, prefill)
+
+    def count_tokens(self, messages: tuple[Message, ...], prefill: str = "") -> int:
+        """The prompt tokens of a chat as ``complete`` sends it (vocabulary only if not loaded)."""
+        with self._lock:
+            if self._llama is not None:
+                llama, formatter = self._llama, self._formatter
+            else:
+                from llama_cpp import Llama
+                from llama_cpp._utils import suppress_stdout_stderr
+
+                with suppress_stdout_stderr(disable=False):  # llama.cpp warns that a vocabulary has no context size
+                    llama = Llama(model_path=str(self.path), vocab_only=True, verbose=False)
+                formatter = _formatter(llama)
+            try:
+                text, _ = _render(formatter, messages, prefill)
+                return len(llama.tokenize(text.encode("utf-8"), add_bos=True, special=True))
+            finally:
+                if llama is not self._llama:
+                    llama.close()
 
     def complete(self, request: LLMRequest, timeout_s: float) -> LLMReply:
         from llama_cpp import LlamaGrammar, StoppingCriteriaList
@@ -98,13 +118,25 @@ class EmbeddedProvider:
         if self._llama is not None:
             return
         from llama_cpp import Llama
-        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         llama = Llama(model_path=str(self.path), n_ctx=self.n_ctx, n_threads=self.threads,
                       n_threads_batch=self.threads, verbose=False)
-        template = llama.metadata.get("tokenizer.chat_template") or CHATML
-        eos, bos = llama.token_eos(), llama.token_bos()
-        self._formatter = Jinja2ChatFormatter(
-            template, eos_token=llama._model.token_get_text(eos) if eos != -1 else "",
-            bos_token=llama._model.token_get_text(bos) if bos != -1 else "", add_generation_prompt=True)
+        self._formatter = _formatter(llama)
         self._llama = llama
+
+
+def _formatter(llama: Any) -> Any:
+    """The chat formatter of the model's own template (ChatML without one)."""
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    template = llama.metadata.get("tokenizer.chat_template") or CHATML
+    eos, bos = llama.token_eos(), llama.token_bos()
+    return Jinja2ChatFormatter(
+        template, eos_token=llama._model.token_get_text(eos) if eos != -1 else "",
+        bos_token=llama._model.token_get_text(bos) if bos != -1 else "", add_generation_prompt=True)
+
+
+def _render(formatter: Any, messages: tuple[Message, ...], prefill: str) -> tuple[str, list[str]]:
+    result = formatter(messages=[{"role": m.role, "content": m.content} for m in messages])
+    stop = result.stop if isinstance(result.stop, list) else [result.stop] if result.stop else []
+    return result.prompt + prefill, [s for s in stop if s]

@@ -6,6 +6,9 @@ file's whole content one reply. A reply is matched to its call by the call's *or
 the order in which its key was first submitted (``on_submit``, called by the client in
 request order), never by the order in which concurrent calls arrive: call ``i`` gets
 ``files[i % n]``, cycling when the files run out.
+
+The replies cost nothing (``csro.llm.prices``); their tokens are counted with csro's
+approximation (``csro.llm.tokens``), so a files run's usage and budget read like a model's.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import threading
 
 from csro.errors import ConfigError
 from csro.llm._types import CallKey, LLMReply, LLMRequest
+from csro.llm.tokens import approx_prompt_tokens, approx_tokens
 
 SUFFIXES = (".py", ".txt", ".md")
 
@@ -47,7 +51,8 @@ class FilesProvider:
 
     def complete(self, request: LLMRequest, timeout_s: float) -> LLMReply:
         ordinal = self.on_submit(request.key)
-        return LLMReply(request.key, self._replies[ordinal % len(self._replies)], self.name, self.model)
+        text = self._replies[ordinal % len(self._replies)]
+        return LLMReply(request.key, text, self.name, self.model, approx_prompt_tokens(request), approx_tokens(text))
 
     def close(self) -> None:
         """Nothing to release."""

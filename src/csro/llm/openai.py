@@ -7,6 +7,11 @@ stop, and a Bearer key when one is configured (local servers need none). The API
 prefill the assistant's turn, so a prefill becomes an instruction to start the reply with
 it, and the reply's ``prefill`` is empty: its text is the whole reply (our interpretation).
 Grammars are ignored; attached images become ``image_url`` parts.
+
+Prompt caching: OpenAI caches long prompt prefixes by itself; the oracles keep the stable
+part (system message, rules, API, opponents) first and the varying part (feedback, errors,
+the prefill instruction) last, and the cached prompt tokens are read from
+``usage.prompt_tokens_details.cached_tokens`` (priced as cached input).
 """
 
 from __future__ import annotations
@@ -39,8 +44,9 @@ class OpenAIProvider(HTTPProvider):
 
     def parse(self, request: LLMRequest, data: Any) -> LLMReply:
         usage = data.get("usage") or {}
+        cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
         return reply_of(self, request, data["choices"][0]["message"]["content"], usage.get("prompt_tokens"),
-                        usage.get("completion_tokens"))
+                        usage.get("completion_tokens"), tokens_cached=cached)
 
 
 def _content(m: Message) -> Any:

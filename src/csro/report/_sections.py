@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import re
+import json
 from typing import Iterable
 
 import yaml
@@ -15,7 +15,8 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
-from csro.llm._types import LLMReply, LLMRequest
+from csro.llm import LLMReply, LLMRequest, role_of, stop_reason
+from csro.llm import usage as llm_usage
 from csro.report import _plots
 from csro.report._html import (
     details, esc, figure, fmt, json_block, key_values, policy_link, pre, table, weights_table, with_ci)
@@ -38,7 +39,6 @@ class Run:
     iterations: list[dict]
     final: dict | None
     calls: list[tuple[LLMRequest, LLMReply]]
-    stats: dict
     events: list[dict]
     match_counts: dict[str, int]
     payoff_svg: str | None
@@ -47,8 +47,13 @@ class Run:
     def read(cls, store: RunStore) -> "Run":
         policies = store.policies()
         return cls(str(store.directory), store.config(), policies, store.sigmas(), store.iterations(),
-                   store.final(), store.llm_calls(), store.llm_stats(), store.events(), store.match_counts(),
+                   store.final(), store.llm_calls(), store.events(), store.match_counts(),
                    _plots.payoff_plot(store.payoff_table("meta"), [p.id for p in policies]))
+
+    @property
+    def usage(self) -> dict:
+        """The LLM spending per role, per iteration and in total (``csro.llm.usage``)."""
+        return llm_usage(r for _, r in self.calls)
 
     @property
     def names(self) -> set[str]:
@@ -61,6 +66,9 @@ def header(run: Run) -> str:
     done = max((it["iteration"] for it in run.iterations), default=None)
     status = "finished (final evaluation stored)" if run.final is not None else (
         "not started" if done is None else "in progress or interrupted (no final evaluation yet)")
+    stop = stop_reason(run.events)
+    if run.final is None and stop is not None:
+        status = f"stopped by the LLM budget: {stop}"
     used = sorted({f"{r.provider}/{r.model}" for _, r in run.calls})
     facts = key_values([
         ("game", esc(cfg.get("game", "?"))),
@@ -185,26 +193,28 @@ def _exchange(key: str, call: tuple[LLMRequest, LLMReply] | None) -> str:
     return f'<details class="llm"><summary>{summary}</summary>{"".join(body)}</details>'
 
 
-def _step_kind(step: str) -> str:
-    """``refine-3`` -> ``refine``, ``repair-0-1`` -> ``repair``."""
-    return re.sub(r"(-\d+)+$", "", step)
+def usd(value: float | None) -> str:
+    """Dollars for display; ``unknown`` when a price is not known (never a silent 0)."""
+    return "unknown" if value is None else f"${value:.4f}"
 
 
-def _cost_table(label: str, groups: Iterable[tuple[str, list[LLMReply]]]) -> str:
-    rows = []
-    for name, replies in groups:
-        latency = sum(r.latency_s for r in replies)
-        rows.append([esc(name), fmt(len(replies)), fmt(sum(r.tokens_in for r in replies)),
-                     fmt(sum(r.tokens_out for r in replies)), fmt(sum(1 for r in replies if r.error)),
-                     f"{latency:.1f}", f"{latency / len(replies):.2f}"])
-    return table([label, "calls", "tokens in", "tokens out", "errors", "latency (s)", "mean (s)"], rows)
+def _cost_table(label: str, groups: Iterable[tuple[str, dict]]) -> str:
+    """One row per group of ``csro.llm.usage``: calls, tokens, cost and time."""
+    rows = ([esc(name), fmt(g["calls"]), fmt(g["tokens_in"]), fmt(g["tokens_cached"]), fmt(g["tokens_out"]),
+             fmt(g["errors"]), usd(g["cost_usd"]), f"{g['seconds']:.1f}", f"{g['seconds'] / g['calls']:.2f}"]
+            for name, g in groups)
+    return table([label, "calls", "tokens in", "cached", "tokens out", "errors", "cost (USD)", "latency (s)",
+                  "mean (s)"], rows, "cost")
 
 
 def llm_cost(run: Run) -> str:
-    s = run.stats
-    totals = key_values([("calls", fmt(s["calls"])), ("tokens in", fmt(s["tokens_in"])),
-                         ("tokens out", fmt(s["tokens_out"])), ("errors", fmt(s["errors"])),
-                         ("total latency", f"{s['latency_s']:.1f} s")])
+    total = run.usage["total"]
+    budget = {k: v for k, v in ((run.config.get("llm") or {}).get("budget") or {}).items() if v}
+    totals = key_values([("calls", fmt(total["calls"])), ("tokens in", fmt(total["tokens_in"])),
+                         ("of which cached", fmt(total["tokens_cached"])), ("tokens out", fmt(total["tokens_out"])),
+                         ("errors", fmt(total["errors"])), ("cost", usd(total["cost_usd"])),
+                         ("total latency", f"{total['seconds']:.1f} s"),
+                         ("budget (llm.budget)", esc(json.dumps(budget)) if budget else "none")])
     parts = [totals, _calls(run) if run.calls else '<p class="missing">No LLM calls are recorded.</p>',
              "<h3>Rejected candidates</h3>", _rejections(run)]
     kinds = collections.Counter(e["kind"] for e in run.events)
@@ -215,20 +225,16 @@ def llm_cost(run: Run) -> str:
 
 
 def _calls(run: Run) -> str:
-    """Cost per step kind and per iteration, and one row per call."""
-    by_step, by_iteration = collections.defaultdict(list), collections.defaultdict(list)
-    for q, r in run.calls:
-        by_step[_step_kind(q.key.step)].append(r)
-        by_iteration[str(q.key.iteration)].append(r)
-    iterations = sorted(by_iteration.items(), key=lambda kv: int(kv[0]))
+    """Cost per role and per iteration, and one row per call."""
     used_by = {k: p.id for p in run.policies for k in p.call_keys}
-    rows = ([f"<code>{esc(q.key)}</code>", esc(f"{r.provider}/{r.model}"), fmt(r.tokens_in), fmt(r.tokens_out),
-             f"{r.latency_s:.2f}", fmt(r.attempts), esc(r.error or ""),
-             policy_link(used_by[str(q.key)], run.names) if str(q.key) in used_by else ""]
+    rows = ([f"<code>{esc(q.key)}</code>", esc(role_of(q.key.step)), esc(f"{r.provider}/{r.model}"),
+             fmt(r.tokens_in), fmt(r.tokens_out), usd(r.cost_usd), f"{r.latency_s:.2f}", fmt(r.attempts),
+             esc(r.error or ""), policy_link(used_by[str(q.key)], run.names) if str(q.key) in used_by else ""]
             for q, r in run.calls)
-    every = table(["key", "model", "in", "out", "latency (s)", "attempts", "error", "made"], rows)
-    return ("<h3>Per step</h3>" + _cost_table("step", sorted(by_step.items()))
-            + details("Per iteration", _cost_table("iteration", iterations))
+    every = table(["key", "role", "model", "in", "out", "cost", "latency (s)", "attempts", "error", "made"], rows)
+    iterations = ((str(g["iteration"]), g) for g in run.usage["iterations"])
+    return ("<h3>Per role</h3>" + _cost_table("role", run.usage["roles"].items())
+            + "<h3>Per iteration</h3>" + _cost_table("iteration", iterations)
             + details(f"Every call ({len(run.calls)})", every))
 
 

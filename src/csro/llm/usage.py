@@ -1,0 +1,32 @@
+"""A run's LLM spending from its recorded calls: per role, per iteration and in total, with
+time. ``csro status --json`` and the report show it (docs/cost.md)."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from csro.llm._types import LLMReply
+from csro.llm.roles import ROLES, role_of
+
+
+def usage(replies: Iterable[LLMReply]) -> dict:
+    """``{"total": G, "roles": {role: G}, "iterations": [{"iteration": k, **G}]}`` where each G is
+    ``{"calls", "errors", "tokens_in", "tokens_cached", "tokens_out", "cost_usd", "seconds"}``:
+    ``cost_usd`` is None when a call's price is unknown, ``seconds`` the calls' summed latency."""
+    replies = list(replies)
+    roles: dict[str, list[LLMReply]] = {}
+    iterations: dict[int, list[LLMReply]] = {}
+    for r in replies:
+        roles.setdefault(role_of(r.key.step), []).append(r)
+        iterations.setdefault(r.key.iteration, []).append(r)
+    return {"total": _group(replies),
+            "roles": {role: _group(roles[role]) for role in ROLES if role in roles},
+            "iterations": [{"iteration": k, **_group(v)} for k, v in sorted(iterations.items())]}
+
+
+def _group(replies: list[LLMReply]) -> dict:
+    costs = [r.cost_usd for r in replies]
+    return {"calls": len(replies), "errors": sum(not r.ok for r in replies),
+            "tokens_in": sum(r.tokens_in for r in replies), "tokens_cached": sum(r.tokens_cached for r in replies),
+            "tokens_out": sum(r.tokens_out for r in replies),
+            "cost_usd": None if None in costs else sum(costs), "seconds": sum(r.latency_s for r in replies)}
