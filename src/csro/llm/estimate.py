@@ -145,7 +145,7 @@ def _replies(llm, max_tokens: int, class_name: str) -> tuple[dict[str, float], f
     known, notes): for ``files`` the reply files' sizes and how many hold no program."""
     if llm.provider == "files" and llm.path is not None:
         from csro.llm.files import FilesProvider
-        from csro.oracles import extract_code
+        from csro.extract import extract_code
 
         texts = [p.read_text(encoding="utf-8") for p in FilesProvider(llm.path).files]
         sizes = [approx_tokens(t) for t in texts]
