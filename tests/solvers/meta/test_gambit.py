@@ -5,7 +5,7 @@ import pygambit
 import pytest
 
 from csro.errors import ConfigError
-from csro.solvers.meta import GambitNashSolver, NashSolver, PRDSolver, get_meta_solver, meta_nash_conv
+from csro.solvers.meta import GambitNashSolver, NashSolver, PRDSolver, RMSolver, get_meta_solver, meta_nash_conv
 
 from ._games import WEIGHTED_RPS, WEIGHTED_RPS_EQ, dominant_three_player, jordan_game
 
@@ -21,9 +21,9 @@ def test_two_player_zero_sum_agrees_with_our_lp():
 @pytest.mark.parametrize("method", ["logit", "gnm"])
 def test_three_player_games_with_known_equilibria(method):
     solver = GambitNashSolver(method=method)
-    # strictly dominant strategy 2 for everyone: our projected replicator dynamics find it too
+    # strictly dominant strategy 2 for everyone: our regret matching finds it too
     t = dominant_three_player()
-    ours = PRDSolver(steps=5000).solve(t)
+    ours = RMSolver(iterations=5000).solve(t)
     for s, o in zip(solver.solve(t), ours):
         np.testing.assert_allclose(s, [0.0, 0.0, 1.0], atol=1e-6)
         np.testing.assert_allclose(s, o, atol=1e-3)
