@@ -112,3 +112,13 @@ def test_example_policy_passes_the_check(ipd):
     assert check_program(ipd, EXAMPLE_POLICY) is None
     error = check_program(ipd, "class Agent:\n    def act(self, o):\n        return 'X'\n")
     assert error is not None and "illegal" in error
+
+
+def test_ranking_a_new_entrant_reuses_the_population_table(ipd):
+    population = [resolve(f"builtin:{n}", ipd) for n in CLASSICS[1:]]
+    base = round_robin(ipd, population, matches=2, seed=4, processes=1)
+    entrant = code_policy("tft", EXAMPLE_POLICY, ipd)
+    full = round_robin(ipd, [entrant, *population], matches=2, seed=4, processes=1)
+    reused = round_robin(ipd, [entrant, *population], matches=2, seed=4, processes=1, known=base.table)
+    assert reused.scores == full.scores and reused.ranking == full.ranking
+    assert full.rank("tft") == 1  # Tit For Tat written as code wins as the library's does

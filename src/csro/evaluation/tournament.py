@@ -47,8 +47,15 @@ class Tournament:
 
 def round_robin(game: CodeGame, players: Sequence[PolicySpec], *, matches: int = 1, seed: int = 0,
                 limits: SandboxLimits = SandboxLimits(), processes: int | None = None,
-                progress: ProgressFn | None = None, backend: Backend | None = None) -> Tournament:
-    """Every unordered pair of ``players`` plays ``matches`` matches; see the module docstring."""
+                progress: ProgressFn | None = None, backend: Backend | None = None,
+                known: PayoffTable | None = None) -> Tournament:
+    """Every unordered pair of ``players`` plays ``matches`` matches; see the module docstring.
+
+    ``known``: a table of earlier results (e.g. ``table`` of the population's own round
+    robin); pairs it holds results for are taken from it as they are and not played again,
+    so ranking a new entrant costs only its own matches. Match seeds depend on the names
+    and match index only, so with the same ``matches`` and ``seed`` the answer is the same.
+    """
     if game.num_players != 2:
         raise ConfigError(f"a round-robin tournament needs a two-player game; {game.name!r} has "
                           f"{game.num_players} players")
@@ -58,9 +65,12 @@ def round_robin(game: CodeGame, players: Sequence[PolicySpec], *, matches: int =
     if matches < 1:
         raise ConfigError(f"matches must be at least 1, got {matches}")
     pairs = [(a, b) for i, a in enumerate(players) for b in players[i + 1:]]
+    table = PayoffTable()
+    if known is not None:
+        table.merge(known)
+        pairs = [(a, b) for a, b in pairs if not table.has(a.name, b.name)]
     chunks = plan_chunks(game.name, 2, pairs, matches, seed, limits)
     results = backend.run(chunks, progress=progress) if backend else run_chunks(chunks, processes, progress)
-    table = PayoffTable()
     record(table, results)
     scores = {a: sum(table.mean(a, b) for b in names if b != a) / (len(names) - 1) for a in names}
     order = sorted(range(len(names)), key=lambda i: -scores[names[i]])

@@ -5,7 +5,7 @@ import pygambit
 import pytest
 
 from csro.errors import ConfigError
-from csro.solvers.meta import GambitNashSolver, NashSolver, get_meta_solver, meta_nash_conv
+from csro.solvers.meta import GambitNashSolver, NashSolver, PRDSolver, RMSolver, get_meta_solver, meta_nash_conv
 
 from ._games import WEIGHTED_RPS, WEIGHTED_RPS_EQ, dominant_three_player, jordan_game
 
@@ -21,15 +21,16 @@ def test_two_player_zero_sum_agrees_with_our_lp():
 @pytest.mark.parametrize("method", ["logit", "gnm"])
 def test_three_player_games_with_known_equilibria(method):
     solver = GambitNashSolver(method=method)
-    # strictly dominant strategy 2 for everyone: our PRD-based n-player Nash finds it too
+    # strictly dominant strategy 2 for everyone: our regret matching finds it too
     t = dominant_three_player()
-    ours = NashSolver(approx_steps=5000).solve(t)
+    ours = RMSolver(iterations=5000).solve(t)
     for s, o in zip(solver.solve(t), ours):
         np.testing.assert_allclose(s, [0.0, 0.0, 1.0], atol=1e-6)
         np.testing.assert_allclose(s, o, atol=1e-3)
-    # Jordan's game: unique equilibrium, everyone (1/2, 1/2)
-    for s in solver.solve(jordan_game()):
+    # Jordan's game: unique equilibrium, everyone (1/2, 1/2), where PRD stays too
+    for s, o in zip(solver.solve(jordan_game()), PRDSolver(steps=2000).solve(jordan_game())):
         np.testing.assert_allclose(s, [0.5, 0.5], atol=1e-6)
+        np.testing.assert_allclose(s, o, atol=1e-6)
 
 
 @pytest.mark.parametrize("seed", range(4))

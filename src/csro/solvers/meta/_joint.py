@@ -105,7 +105,8 @@ def ce_gap(payoffs: PayoffsLike, joint: np.ndarray) -> float:
     """Sum over players and recommendations of the best swap gain (0 iff ``joint`` is a CE)."""
     tensors = as_payoff_tensors(payoffs)
     j = as_joint(joint, tensors[0].shape)
-    return float(sum(deviation_gains(t, j, p).max(axis=1).sum() for p, t in enumerate(tensors)))
+    # max over a' includes a' = a (gain 0); the clip only removes round-off below it
+    return float(sum(np.maximum(deviation_gains(t, j, p).max(axis=1), 0.0).sum() for p, t in enumerate(tensors)))
 
 
 def cce_gap(payoffs: PayoffsLike, joint: np.ndarray) -> float:
