@@ -26,7 +26,6 @@ import dataclasses
 import hashlib
 import multiprocessing
 import os
-import time
 from typing import Callable, Sequence
 
 from csro.evaluation.payoff_table import PayoffTable
@@ -169,18 +168,51 @@ def record(table: PayoffTable, results: Sequence[MatchResult]) -> None:
 
 
 class _Seat:
-    """A seat of a match in a chunk: a built-in instance or an instance in a worker."""
+    """A seat of a match in a chunk: a built-in instance or an instance in a worker.
 
-    __slots__ = ("builtin", "worker", "instance", "spent")
+    ``queue`` is where a worker seat's requests of the current round wait to be sent:
+    the batch of its worker for its lane.
+    """
 
-    def __init__(self, builtin=None, worker: PolicyWorker | None = None, instance: int = -1):
+    __slots__ = ("builtin", "worker", "instance", "match", "queue", "spent")
+
+    def __init__(self, builtin=None, worker: PolicyWorker | None = None, instance: int = -1,
+                 match: int = -1):
         self.builtin = builtin
         self.worker = worker
         self.instance = instance
+        self.match = match
+        self.queue: list | None = None
         self.spent = 0.0  # wall seconds of round trips this seat took part in
 
 
 Observer = Callable[[int, Sequence, Sequence], None]
+
+PIPELINE_MIN_MATCHES = 8  # a chunk this large plays in two lanes whose round trips overlap
+
+
+class _Lane:
+    """Some of a chunk's matches, played round by round; one batch per worker in flight.
+
+    A chunk's matches are split into two lanes by index (first half, second half). While
+    the workers compute one lane's batches, the runner steps the other lane's OpenSpiel
+    states and built-in bots, so the runner process and the sandboxed workers run at the
+    same time. A worker still receives the calls in exactly the order of one batch per
+    round over all matches: lane 0's calls of round r, lane 1's of round r, lane 0's of
+    round r + 1, ... (its module globals, e.g. ``random``, see the same sequence).
+    """
+
+    __slots__ = ("live", "rounds", "queues", "sent")
+
+    def __init__(self, live: list[int], seats: list[list[_Seat]]):
+        self.live = live
+        self.rounds: list[tuple[int, list, list]] = []  # (match, requests, answers) this round
+        self.queues: dict[PolicyWorker, list] = {}  # the lane's batch to each worker
+        for m in live:
+            for seat in seats[m]:
+                if seat.worker is not None:
+                    seat.queue = self.queues.setdefault(seat.worker, [])
+        self.sent: list[tuple[PolicyWorker, list]] = []  # batches awaiting their replies
 
 
 def play_chunk(chunk: Chunk, observer: Observer | None = None) -> list[MatchResult]:
@@ -203,6 +235,63 @@ def play_chunk(chunk: Chunk, observer: Observer | None = None) -> list[MatchResu
             forfeits[m] = (seat, failure.reason.value, failure.detail)
             matches[m].forfeit(seat)
 
+    def ask(lane: _Lane) -> None:
+        """Start the lane's next round: built-ins answer now, workers get their batches."""
+        still, rounds = [], []
+        for items in lane.queues.values():
+            items.clear()
+        for m in lane.live:
+            if forfeits[m] is not None:
+                continue
+            match = matches[m]
+            reqs = match.pending()
+            if not reqs:
+                continue
+            still.append(m)
+            row = seats[m]
+            answers = [None] * len(reqs)
+            rounds.append((m, reqs, answers))
+            i = 0
+            for r in reqs:
+                seat = row[r.seat]
+                if seat.builtin is not None:
+                    answers[i] = seat.builtin.respond(r, match)
+                else:
+                    seat.queue.append((seat, r, answers, i))
+                i += 1
+        sent = []
+        for worker, items in lane.queues.items():
+            if items:
+                worker.submit([(seat.instance, r.method, r.args) for seat, r, _, _ in items])
+                sent.append((worker, items))
+        lane.live, lane.rounds, lane.sent = still, rounds, sent
+
+    def finish(lane: _Lane) -> None:
+        """Collect the lane's replies and apply the round to its matches."""
+        forfeit_cls = Forfeit
+        for worker, items in lane.sent:
+            results = worker.collect()
+            elapsed = worker.last_seconds
+            for (seat, r, answers, i), result in zip(items, results):
+                seat.spent += elapsed
+                if result.__class__ is str or (r.legal is None and result.__class__ is not forfeit_cls):
+                    if seat.spent <= match_seconds:
+                        answers[i] = result
+                        continue
+                    result = Forfeit(Reason.TIMEOUT, f"match wall-clock limit {match_seconds}s exceeded")
+                elif result.__class__ is not forfeit_cls:
+                    result = Forfeit(Reason.MALFORMED, f"{r.method} returned {type(result).__name__}, not a string")
+                lose(seat.match, r.seat, result)
+        for m, reqs, answers in lane.rounds:
+            if forfeits[m] is not None:
+                continue
+            if observer is not None:
+                observer(m, reqs, answers)
+            try:
+                matches[m].answer(answers)
+            except IllegalAction as exc:
+                lose(m, exc.seat, Forfeit(Reason.ILLEGAL_ACTION, str(exc)))
+
     try:
         for m, job in enumerate(chunk.jobs):
             row = []
@@ -221,58 +310,19 @@ def play_chunk(chunk: Chunk, observer: Observer | None = None) -> list[MatchResu
                         start_failure[ref.name] = failure
                 if ref.name in start_failure:
                     lose(m, s, start_failure[ref.name])
-                row.append(_Seat(worker=workers.get(ref.name), instance=m * len(job.seats) + s))
+                row.append(_Seat(worker=workers.get(ref.name), instance=m * len(job.seats) + s, match=m))
             seats.append(row)
         _construct(seats, forfeits, lose)
-        live = list(range(len(matches)))
-        perf_counter, forfeit_cls = time.perf_counter, Forfeit
-        while live:
-            still, rounds, batches = [], [], {}
-            for m in live:
-                if forfeits[m] is not None:
-                    continue
-                match = matches[m]
-                reqs = match.pending()
-                if not reqs:
-                    continue
-                still.append(m)
-                row = seats[m]
-                answers = [None] * len(reqs)
-                rounds.append((m, reqs, answers))
-                for i, r in enumerate(reqs):
-                    seat = row[r.seat]
-                    if seat.builtin is not None:
-                        answers[i] = seat.builtin.respond(r, match)
-                        continue
-                    batch = batches.get(seat.worker)
-                    if batch is None:
-                        batch = batches[seat.worker] = ([], [])
-                    batch[0].append((m, r, seat, answers, i))
-                    batch[1].append(Call(seat.instance, r.method, r.args))
-            live = still
-            for worker, (items, calls) in batches.items():
-                started = perf_counter()
-                results = worker.call(calls)
-                elapsed = perf_counter() - started
-                for (m, r, seat, answers, i), result in zip(items, results):
-                    seat.spent += elapsed
-                    if result.__class__ is str or (r.legal is None and result.__class__ is not forfeit_cls):
-                        if seat.spent <= match_seconds:
-                            answers[i] = result
-                            continue
-                        result = Forfeit(Reason.TIMEOUT, f"match wall-clock limit {match_seconds}s exceeded")
-                    elif result.__class__ is not forfeit_cls:
-                        result = Forfeit(Reason.MALFORMED, f"{r.method} returned {type(result).__name__}, not a string")
-                    lose(m, r.seat, result)
-            for m, reqs, answers in rounds:
-                if forfeits[m] is not None:
-                    continue
-                if observer is not None:
-                    observer(m, reqs, answers)
-                try:
-                    matches[m].answer(answers)
-                except IllegalAction as exc:
-                    lose(m, exc.seat, Forfeit(Reason.ILLEGAL_ACTION, str(exc)))
+        n = len(matches)
+        half = n // 2 if n >= PIPELINE_MIN_MATCHES else n
+        lanes = [_Lane(list(range(half)), seats), _Lane(list(range(half, n)), seats)]
+        for lane in lanes:
+            ask(lane)
+        while lanes:
+            for lane in lanes:
+                finish(lane)
+                ask(lane)
+            lanes = [lane for lane in lanes if lane.rounds]
     finally:
         for worker in workers.values():
             worker.close()
