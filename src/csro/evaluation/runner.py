@@ -202,13 +202,13 @@ class _Lane:
     round r + 1, ... (its module globals, e.g. ``random``, see the same sequence).
     """
 
-    __slots__ = ("live", "rounds", "queues", "sent")
+    __slots__ = ("rounds", "queues", "sent")
 
-    def __init__(self, live: list[int], seats: list[list[_Seat]]):
-        self.live = live
-        self.rounds: list[tuple[int, list, list]] = []  # (match, requests, answers) this round
+    def __init__(self, indices: range, matches: list, seats: list[list[_Seat]]):
+        # (match index, match, requests, answers) of the round in play; None: not asked yet
+        self.rounds: list[tuple] = [(m, matches[m], None, None) for m in indices]
         self.queues: dict[PolicyWorker, list] = {}  # the lane's batch to each worker
-        for m in live:
+        for m in indices:
             for seat in seats[m]:
                 if seat.worker is not None:
                     seat.queue = self.queues.setdefault(seat.worker, [])
@@ -235,39 +235,10 @@ def play_chunk(chunk: Chunk, observer: Observer | None = None) -> list[MatchResu
             forfeits[m] = (seat, failure.reason.value, failure.detail)
             matches[m].forfeit(seat)
 
-    def ask(lane: _Lane) -> None:
-        """Start the lane's next round: built-ins answer now, workers get their batches."""
-        still, rounds = [], []
-        for items in lane.queues.values():
-            items.clear()
-        for m in lane.live:
-            if forfeits[m] is not None:
-                continue
-            match = matches[m]
-            reqs = match.pending()
-            if not reqs:
-                continue
-            still.append(m)
-            row = seats[m]
-            answers = [None] * len(reqs)
-            rounds.append((m, reqs, answers))
-            i = 0
-            for r in reqs:
-                seat = row[r.seat]
-                if seat.builtin is not None:
-                    answers[i] = seat.builtin.respond(r, match)
-                else:
-                    seat.queue.append((seat, r, answers, i))
-                i += 1
-        sent = []
-        for worker, items in lane.queues.items():
-            if items:
-                worker.submit([(seat.instance, r.method, r.args) for seat, r, _, _ in items])
-                sent.append((worker, items))
-        lane.live, lane.rounds, lane.sent = still, rounds, sent
-
-    def finish(lane: _Lane) -> None:
-        """Collect the lane's replies and apply the round to its matches."""
+    def step(lane: _Lane) -> None:
+        """Apply the lane's answered round, then start its next one: collect the workers'
+        replies, answer each match and ask it again (built-ins answer at once, worker
+        seats join their worker's batch), then send the batches."""
         forfeit_cls = Forfeit
         for worker, items in lane.sent:
             results = worker.collect()
@@ -282,15 +253,39 @@ def play_chunk(chunk: Chunk, observer: Observer | None = None) -> list[MatchResu
                 elif result.__class__ is not forfeit_cls:
                     result = Forfeit(Reason.MALFORMED, f"{r.method} returned {type(result).__name__}, not a string")
                 lose(seat.match, r.seat, result)
-        for m, reqs, answers in lane.rounds:
+            items.clear()
+        rounds = []
+        for m, match, reqs, answers in lane.rounds:
             if forfeits[m] is not None:
                 continue
-            if observer is not None:
-                observer(m, reqs, answers)
-            try:
-                matches[m].answer(answers)
-            except IllegalAction as exc:
-                lose(m, exc.seat, Forfeit(Reason.ILLEGAL_ACTION, str(exc)))
+            if reqs is not None:
+                if observer is not None:
+                    observer(m, reqs, answers)
+                try:
+                    match.answer(answers)
+                except IllegalAction as exc:
+                    lose(m, exc.seat, Forfeit(Reason.ILLEGAL_ACTION, str(exc)))
+                    continue
+            reqs = match.pending()
+            if not reqs:
+                continue
+            row = seats[m]
+            answers = [None] * len(reqs)
+            rounds.append((m, match, reqs, answers))
+            i = 0
+            for r in reqs:
+                seat = row[r.seat]
+                if seat.builtin is not None:
+                    answers[i] = seat.builtin.respond(r, match)
+                else:
+                    seat.queue.append((seat, r, answers, i))
+                i += 1
+        sent = []
+        for worker, items in lane.queues.items():
+            if items:
+                worker.submit([(seat.instance, r.method, r.args) for seat, r, _, _ in items])
+                sent.append((worker, items))
+        lane.rounds, lane.sent = rounds, sent
 
     try:
         for m, job in enumerate(chunk.jobs):
@@ -315,13 +310,10 @@ def play_chunk(chunk: Chunk, observer: Observer | None = None) -> list[MatchResu
         _construct(seats, forfeits, lose)
         n = len(matches)
         half = n // 2 if n >= PIPELINE_MIN_MATCHES else n
-        lanes = [_Lane(list(range(half)), seats), _Lane(list(range(half, n)), seats)]
-        for lane in lanes:
-            ask(lane)
+        lanes = [_Lane(range(half), matches, seats), _Lane(range(half, n), matches, seats)]
         while lanes:
             for lane in lanes:
-                finish(lane)
-                ask(lane)
+                step(lane)
             lanes = [lane for lane in lanes if lane.rounds]
     finally:
         for worker in workers.values():
