@@ -396,10 +396,15 @@ class PolicyWorker:
             self._send(data)
         else:
             self._write_some()
+        peek = not self._pending  # a pipelined reply may be waiting already: read, no poll
         while True:
             frame = self._take_frame()
             if frame is not None:
                 return frame
+            if peek:
+                peek = False
+                self._read_reply(rep_r)
+                continue
             wait = deadline - time.monotonic()
             if wait <= 0:
                 raise _Dead(self._exit_reason() or Forfeit(
