@@ -14,13 +14,18 @@ ways measured side by side in this run:
 
 Prints both wall times and the ratio reference / csro (> 1 means csro is faster) for each
 of ``--repeat`` alternating runs, then the ratio of the best times (the least disturbed by
-other load on the machine). Target (issue 17): >= 1.0 on 2 cores, goal 1.5.
+other load on the machine). Target (issue 17): >= 1.0 on 2 cores, goal 1.5. Also the CPU
+seconds of each (for csro: this process and its reaped children, i.e. the runner processes
+and the sandboxed workers; not measurable for Ray's workers): on a machine shared with
+other work, ``cores x reference CPU / csro CPU`` bounds the wall ratio csro can reach on
+those cores when nothing else runs (it is reached only if csro keeps every core busy).
 Usage: python bench/eval_throughput.py [--game leduc] [--matches N] [--processes P]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import pathlib
 import time
 
@@ -98,6 +103,12 @@ def csro_run(game_name: str, policy_path: str, matches: int, processes: int | No
     return time.perf_counter() - start, result.scores[0].pop_return
 
 
+def cpu_seconds() -> float:
+    """CPU seconds of this process and of its children that have been waited for."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--game", choices=sorted(POLICIES), default="rrps")
@@ -115,21 +126,30 @@ def main() -> None:
     reference = rrps_reference if args.game == "rrps" else leduc_reference
     backend = RayBackend(num_cpus=args.ray_cpus) if args.backend == "ray" else None
     where = f"ray ({args.ray_cpus} CPUs)" if backend else f"{args.processes or 'cores'} processes"
-    refs, runs = [], []
+    refs, runs, cpu = [], [], []
     try:
         for i in range(args.repeat):
+            c0 = cpu_seconds()
             ref_s, ref_ret, n = reference(source, args.matches)
+            c1 = cpu_seconds()
             csro_s, csro_ret = csro_run(args.game, policy, args.matches, args.processes, backend)
+            cpu.append((c1 - c0, cpu_seconds() - c1))
             refs.append(ref_s)
             runs.append(csro_s)
-            print(f"run {i + 1}: reference {ref_s:7.2f} s (PopReturn {ref_ret:8.2f})   csro {csro_s:7.2f} s "
-                  f"(PopReturn {csro_ret:8.2f})   ratio {ref_s / csro_s:.2f}")
+            csro_cpu = "" if backend else f", CPU {cpu[-1][1]:.2f} s"
+            print(f"run {i + 1}: reference {ref_s:6.2f} s (CPU {cpu[-1][0]:.2f} s, PopReturn {ref_ret:7.2f})   "
+                  f"csro {csro_s:6.2f} s (PopReturn {csro_ret:7.2f}{csro_cpu})   ratio {ref_s / csro_s:.2f}")
     finally:
         if backend is not None:
             backend.close()
     print(f"{args.game}, policy {policy}: {n} matches ({args.matches} per opponent), csro on {where}")
     print(f"ratio reference/csro: {min(refs) / min(runs):.2f} (best times; per run: "
           f"{', '.join(f'{r / c:.2f}' for r, c in zip(refs, runs))})  (>= 1.0: the sandbox's cost is hidden)")
+    if backend is None:
+        ref_cpu, csro_cpu = min(c[0] for c in cpu), min(c[1] for c in cpu)
+        cores = os.cpu_count() or 1
+        print(f"CPU: reference {ref_cpu:.2f} s, csro {csro_cpu:.2f} s (best); on {cores} otherwise idle cores "
+              f"the ratio is at most {cores * ref_cpu / csro_cpu:.2f}")
 
 
 if __name__ == "__main__":

@@ -201,10 +201,11 @@ class PolicyWorker:
     ``call`` sends a batch of ``Call``s in one round trip and returns one ``Result`` per call,
     in order: the method's plain-data return value, or a ``Forfeit``. ``submit`` and
     ``collect`` split a round trip so that a caller can send the next batch while the
-    worker still computes the previous one (the worker runs batches in the order sent,
-    each against the ``call_seconds`` limit from when it could start on it). ``seed`` seeds the
-    worker's ``random`` module (string hashing is always seeded with 0), so that a policy that
-    never seeds behaves the same from run to run.
+    worker still computes the previous one (the worker runs batches in the order sent, each
+    against the ``call_seconds`` limit from when it could start on it, i.e. from the later
+    of its sending and the collection of the batch before). ``seed`` seeds the worker's
+    ``random`` module (string hashing is always seeded with 0), so that a policy that never
+    seeds behaves the same from run to run.
 
     One PolicyWorker is used by one thread at a time; different workers are independent.
     Call arguments must be JSON data (a TypeError/ValueError for anything else is the
