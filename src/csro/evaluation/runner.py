@@ -5,8 +5,9 @@ indices against all its opponents (e.g. a policy's match #3 against each of the 
 RoShamBo bots, or its matches #0-63 against one opponent). A chunk is played in
 lockstep by one runner process: every round, the pending requests of all its matches
 are gathered and each sandboxed policy answers all of its requests in **one** worker
-round trip (``PolicyWorker.call``); trusted built-ins answer in-process. Chunks are
-spread over a process pool, so cells run in parallel on the cores.
+round trip; trusted built-ins answer in-process. The round trips of a chunk's two halves
+(``_Lane``) are pipelined, so the runner steps one half while the worker computes the
+other. Chunks are spread over a process pool, so cells run in parallel on the cores.
 
 Each chunk starts fresh sandbox workers for the code policies it needs, so no state
 leaks between chunks and results do not depend on how chunks were scheduled: a match's
