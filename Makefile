@@ -4,9 +4,23 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test test-fast bench clean
+.PHONY: install chromium demo test test-fast bench clean
 
-install: $(STAMP)
+install: $(STAMP) chromium
+
+# The report's browser tests drive Debian's Chromium: installed here when run as root, else
+# named (the tests then skip, saying so). Failing to install it stops nothing else; the
+# browser tests then fail as root.
+chromium:
+	@if ! command -v chromium >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing Debian's chromium for the browser tests (apt-get)"; \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
+	      echo "error: apt-get could not install chromium; the browser tests will fail until it is installed" >&2; \
+	  else \
+	    echo "note: the browser tests need Chromium and skip without it: install Debian's chromium (apt-get install chromium, as root)" >&2; \
+	  fi; \
+	fi
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found (csro needs Python 3.11)" >&2; exit 2; }

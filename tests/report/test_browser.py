@@ -14,17 +14,34 @@ import pytest
 
 from csro.report import write_report
 
-pytestmark = [pytest.mark.slow, pytest.mark.integration]
+pytestmark = [pytest.mark.slow, pytest.mark.integration, pytest.mark.usefixtures("browser")]
 
 CHROMIUM_TIMEOUT_S = 120
 
 
-def chromium(tmp_path: pathlib.Path, *args: str) -> subprocess.CompletedProcess:
-    """Run headless Chromium as root with a throw-away profile; fail (not skip) if it is missing."""
+def chromium_binary() -> str:
+    """The Chromium to drive. Missing: a failure as root (``make install`` installs Debian's
+    chromium then, so its absence is a broken install), a skip that says what to install
+    otherwise."""
     binary = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
     if binary is None:
-        pytest.fail("Chromium is not installed: `apt-get install chromium` (CI installs it)")
-    cmd = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+        if os.geteuid() == 0:
+            pytest.fail("Chromium is not installed, although `make install` installs Debian's chromium "
+                        "as root: see what its apt-get step printed")
+        pytest.skip("Chromium is not installed: install Debian's chromium (apt-get install chromium, "
+                    "as root) to run the browser tests")
+    return binary
+
+
+@pytest.fixture(scope="session")
+def browser() -> str:
+    """``chromium_binary()`` once, before any module's fixtures build a report to show."""
+    return chromium_binary()
+
+
+def chromium(tmp_path: pathlib.Path, *args: str) -> subprocess.CompletedProcess:
+    """Run headless Chromium as root with a throw-away profile (see ``chromium_binary``)."""
+    cmd = [chromium_binary(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
            f"--user-data-dir={tmp_path / 'profile'}", *args]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=CHROMIUM_TIMEOUT_S)
     assert proc.returncode == 0, f"chromium failed ({proc.returncode}): {proc.stderr[-2000:]}"

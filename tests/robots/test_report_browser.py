@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from aor_helpers import csro, files_config
-from report.test_browser import chromium
+from report.test_browser import browser, chromium  # noqa: F401 (browser: a fixture)
 
-pytestmark = [pytest.mark.slow, pytest.mark.integration]
+pytestmark = [pytest.mark.slow, pytest.mark.integration, pytest.mark.usefixtures("browser")]
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,9 @@ indices against all its opponents (e.g. a policy's match #3 against each of the 
 RoShamBo bots, or its matches #0-63 against one opponent). A chunk is played in
 lockstep by one runner process: every round, the pending requests of all its matches
 are gathered and each sandboxed policy answers all of its requests in **one** worker
-round trip (``PolicyWorker.call``); trusted built-ins answer in-process. Chunks are
-spread over a process pool, so cells run in parallel on the cores.
+round trip; trusted built-ins answer in-process. The round trips of a chunk's two halves
+(``_Lane``) are pipelined, so the runner steps one half while the worker computes the
+other. Chunks are spread over a process pool, so cells run in parallel on the cores.
 
 Each chunk starts fresh sandbox workers for the code policies it needs, so no state
 leaks between chunks and results do not depend on how chunks were scheduled: a match's
@@ -26,7 +27,6 @@ import dataclasses
 import json
 import multiprocessing
 import os
-import time
 from typing import Callable, Sequence
 
 from csro.evaluation.payoff_table import PayoffTable
@@ -182,18 +182,51 @@ def record(table: PayoffTable, results: Sequence[MatchResult]) -> None:
 
 
 class _Seat:
-    """A seat of a match in a chunk: a built-in instance or an instance in a worker."""
+    """A seat of a match in a chunk: a built-in instance or an instance in a worker.
 
-    __slots__ = ("builtin", "worker", "instance", "spent")
+    ``queue`` is where a worker seat's requests of the current round wait to be sent:
+    the batch of its worker for its lane.
+    """
 
-    def __init__(self, builtin=None, worker: PolicyWorker | None = None, instance: int = -1):
+    __slots__ = ("builtin", "worker", "instance", "match", "queue", "spent")
+
+    def __init__(self, builtin=None, worker: PolicyWorker | None = None, instance: int = -1,
+                 match: int = -1):
         self.builtin = builtin
         self.worker = worker
         self.instance = instance
+        self.match = match
+        self.queue: list | None = None
         self.spent = 0.0  # wall seconds of round trips this seat took part in
 
 
 Observer = Callable[[int, Sequence, Sequence], None]
+
+PIPELINE_MIN_MATCHES = 8  # a chunk this large plays in two lanes whose round trips overlap
+
+
+class _Lane:
+    """Some of a chunk's matches, played round by round; one batch per worker in flight.
+
+    A chunk's matches are split into two lanes by index (first half, second half). While
+    the workers compute one lane's batches, the runner steps the other lane's OpenSpiel
+    states and built-in bots, so the runner process and the sandboxed workers run at the
+    same time. A worker still receives the calls in exactly the order of one batch per
+    round over all matches: lane 0's calls of round r, lane 1's of round r, lane 0's of
+    round r + 1, ... (its module globals, e.g. ``random``, see the same sequence).
+    """
+
+    __slots__ = ("rounds", "queues", "sent")
+
+    def __init__(self, indices: range, matches: list, seats: list[list[_Seat]]):
+        # (match index, match, requests, answers) of the round in play; None: not asked yet
+        self.rounds: list[tuple] = [(m, matches[m], None, None) for m in indices]
+        self.queues: dict[PolicyWorker, list] = {}  # the lane's batch to each worker
+        for m in indices:
+            for seat in seats[m]:
+                if seat.worker is not None:
+                    seat.queue = self.queues.setdefault(seat.worker, [])
+        self.sent: list[tuple[PolicyWorker, list]] = []  # batches awaiting their replies
 
 
 def play_chunk(chunk: Chunk, observer: Observer | None = None) -> list[MatchResult]:
@@ -219,6 +252,58 @@ def play_chunk(chunk: Chunk, observer: Observer | None = None) -> list[MatchResu
             forfeits[m] = (seat, failure.reason.value, failure.detail)
             matches[m].forfeit(seat)
 
+    def step(lane: _Lane) -> None:
+        """Apply the lane's answered round, then start its next one: collect the workers'
+        replies, answer each match and ask it again (built-ins answer at once, worker
+        seats join their worker's batch), then send the batches."""
+        forfeit_cls = Forfeit
+        for worker, items in lane.sent:
+            results = worker.collect()
+            elapsed = worker.last_seconds
+            for (seat, r, answers, i), result in zip(items, results):
+                seat.spent += elapsed
+                if result.__class__ is str or (r.legal is None and result.__class__ is not forfeit_cls):
+                    if seat.spent <= match_seconds:
+                        answers[i] = result
+                        continue
+                    result = Forfeit(Reason.TIMEOUT, f"match wall-clock limit {match_seconds}s exceeded")
+                elif result.__class__ is not forfeit_cls:
+                    result = Forfeit(Reason.MALFORMED, f"{r.method} returned {type(result).__name__}, not a string")
+                lose(seat.match, r.seat, result)
+            items.clear()
+        rounds = []
+        for m, match, reqs, answers in lane.rounds:
+            if forfeits[m] is not None:
+                continue
+            if reqs is not None:
+                if observer is not None:
+                    observer(m, reqs, answers)
+                try:
+                    match.answer(answers)
+                except IllegalAction as exc:
+                    lose(m, exc.seat, Forfeit(Reason.ILLEGAL_ACTION, str(exc)))
+                    continue
+            reqs = match.pending()
+            if not reqs:
+                continue
+            row = seats[m]
+            answers = [None] * len(reqs)
+            rounds.append((m, match, reqs, answers))
+            i = 0
+            for r in reqs:
+                seat = row[r.seat]
+                if seat.builtin is not None:
+                    answers[i] = seat.builtin.respond(r, match)
+                else:
+                    seat.queue.append((seat, r, answers, i))
+                i += 1
+        sent = []
+        for worker, items in lane.queues.items():
+            if items:
+                worker.submit([(seat.instance, r.method, r.args) for seat, r, _, _ in items])
+                sent.append((worker, items))
+        lane.rounds, lane.sent = rounds, sent
+
     try:
         for m, job in enumerate(chunk.jobs):
             row = []
@@ -237,58 +322,16 @@ def play_chunk(chunk: Chunk, observer: Observer | None = None) -> list[MatchResu
                         start_failure[ref.name] = failure
                 if ref.name in start_failure:
                     lose(m, s, start_failure[ref.name])
-                row.append(_Seat(worker=workers.get(ref.name), instance=m * len(job.seats) + s))
+                row.append(_Seat(worker=workers.get(ref.name), instance=m * len(job.seats) + s, match=m))
             seats.append(row)
         _construct(seats, forfeits, lose)
-        live = list(range(len(matches)))
-        perf_counter, forfeit_cls = time.perf_counter, Forfeit
-        while live:
-            still, rounds, batches = [], [], {}
-            for m in live:
-                if forfeits[m] is not None:
-                    continue
-                match = matches[m]
-                reqs = match.pending()
-                if not reqs:
-                    continue
-                still.append(m)
-                row = seats[m]
-                answers = [None] * len(reqs)
-                rounds.append((m, reqs, answers))
-                for i, r in enumerate(reqs):
-                    seat = row[r.seat]
-                    if seat.builtin is not None:
-                        answers[i] = seat.builtin.respond(r, match)
-                        continue
-                    batch = batches.get(seat.worker)
-                    if batch is None:
-                        batch = batches[seat.worker] = ([], [])
-                    batch[0].append((m, r, seat, answers, i))
-                    batch[1].append(Call(seat.instance, r.method, r.args))
-            live = still
-            for worker, (items, calls) in batches.items():
-                started = perf_counter()
-                results = worker.call(calls)
-                elapsed = perf_counter() - started
-                for (m, r, seat, answers, i), result in zip(items, results):
-                    seat.spent += elapsed
-                    if result.__class__ is str or (r.legal is None and result.__class__ is not forfeit_cls):
-                        if seat.spent <= match_seconds:
-                            answers[i] = result
-                            continue
-                        result = Forfeit(Reason.TIMEOUT, f"match wall-clock limit {match_seconds}s exceeded")
-                    elif result.__class__ is not forfeit_cls:
-                        result = Forfeit(Reason.MALFORMED, f"{r.method} returned {type(result).__name__}, not a string")
-                    lose(m, r.seat, result)
-            for m, reqs, answers in rounds:
-                if forfeits[m] is not None:
-                    continue
-                if observer is not None:
-                    observer(m, reqs, answers)
-                try:
-                    matches[m].answer(answers)
-                except IllegalAction as exc:
-                    lose(m, exc.seat, Forfeit(Reason.ILLEGAL_ACTION, str(exc)))
+        n = len(matches)
+        half = n // 2 if n >= PIPELINE_MIN_MATCHES else n
+        lanes = [_Lane(range(half), matches, seats), _Lane(range(half, n), matches, seats)]
+        while lanes:
+            for lane in lanes:
+                step(lane)
+            lanes = [lane for lane in lanes if lane.rounds]
     finally:
         for worker in workers.values():
             worker.close()

@@ -30,7 +30,9 @@ class Request:
     """One method call the runner must make on the policy in ``seat``.
 
     ``method`` is one of the policy API's method names (``act``, ``restart``,
-    ``receive_outcome``). ``args`` are passed positionally and are plain data.
+    ``receive_outcome``). ``args`` are passed positionally and are plain data, never
+    changed once the request is issued (games may share them between requests, and the
+    sandbox channel reuses the encoding of an ``args`` object it has already sent).
     ``legal`` is set for calls whose reply is an action: the legal action strings.
     """
 

@@ -160,25 +160,24 @@ def _new_c_random_state(seed: int) -> ctypes.Array:
     return state
 
 
-def _use_c_random_state(state: ctypes.Array) -> None:
-    global _active_state
-    if _active_state is not state:
-        _c_library().setstate(state)
-        _active_state = state
-
-
 class _RoshamboInstance(BuiltinInstance):
-    __slots__ = ("_bot", "_random_state")
+    __slots__ = ("_step", "_random_state", "_setstate")
 
     def __init__(self, bot: pyspiel.Bot, random_state: ctypes.Array):
-        self._bot = bot
+        self._step = bot.step
         self._random_state = random_state
+        self._setstate = _c_library().setstate
 
     def respond(self, request: Request, match: Match) -> Any:
         # One step per throw, on the state before the throw (the bot syncs its own
-        # history from state.history()), with this instance's own random() stream.
-        _use_c_random_state(self._random_state)
-        return ACTIONS[self._bot.step(match.state)]
+        # history from state.history()), with this instance's own random() stream,
+        # switched in only when another stream is active (this is the runner's hot path).
+        global _active_state
+        state = self._random_state
+        if _active_state is not state:
+            self._setstate(state)
+            _active_state = state
+        return ACTIONS[self._step(match.state)]
 
 
 # Greenberg corrupts the heap when made for fewer than 1000 throws (OpenSpiel 2.0.2, seen

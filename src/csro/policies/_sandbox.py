@@ -35,6 +35,7 @@ exits when the parent's end of its request pipe closes, or at its CPU limit.
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import select
@@ -62,23 +63,38 @@ _FATAL_REASONS = {"memory": Reason.MEMORY, "crash": Reason.CRASH}
 _ENV = {"PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1", "LC_ALL": "C.UTF-8"}
 _encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+_c_make_encoder = json.encoder.c_make_encoder
+_encode_str = json.encoder.encode_basestring_ascii
+_MEMO_SIZE = 256  # encoded call arguments kept per worker
 
 
-def _encode_calls(seq: int, calls: Sequence[Call]) -> bytes:
+def _not_json(o: object) -> None:
+    raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
+
+
+def _encode_calls(seq: int, calls: Sequence[Call], memo: dict[int, tuple]) -> bytes:
     """The request frame body ``[seq, [[instance, method, args], ...]]`` as JSON bytes.
 
-    Runners pass the same observation objects to many calls of a batch (e.g. every RRPS
-    match after the same joint action), so each distinct ``args`` object is encoded once
-    per batch; the result is byte-for-byte what encoding the whole list would give.
+    Byte-for-byte what ``_encode`` gives for the whole list, but cheaper: runners pass the
+    same observation objects to many calls (e.g. every RRPS match after the same joint
+    action, in every round), so the encoding of each (method, ``args`` object) is kept in
+    ``memo`` (by ``id``, holding the object so that its id cannot be reused; at most
+    ``_MEMO_SIZE`` entries). Request args are never changed once issued (``Request``).
     """
-    memo: dict[int, str] = {}
     parts = []
-    for c in calls:
-        key = id(c.args)
-        text = memo.get(key)
-        if text is None:
-            text = memo[key] = _encode(c.args)
-        parts.append(f"[{int(c.instance)},{_encode(c.method)},{text}]")
+    append = parts.append
+    chunks = None
+    for instance, method, args in calls:
+        hit = memo.get(id(args))
+        if hit is None or hit[0] is not args or hit[1] != method:
+            if chunks is None:  # one C encoder per batch (JSONEncoder.encode makes one per call)
+                chunks = _c_make_encoder({}, _not_json, _encode_str, None, ":", ",",
+                                         False, False, False)
+            if len(memo) >= _MEMO_SIZE:
+                memo.clear()
+            hit = memo[id(args)] = (args, method,
+                                    f",{_encode_str(method)},{''.join(chunks(args, 0))}]")
+        append(f"[{instance:d}{hit[2]}")
     return f"[{seq},[{','.join(parts)}]]".encode()
 
 
@@ -183,9 +199,13 @@ class PolicyWorker:
     """A policy class compiled from ``source`` and run in a sandboxed worker process.
 
     ``call`` sends a batch of ``Call``s in one round trip and returns one ``Result`` per call,
-    in order: the method's plain-data return value, or a ``Forfeit``. ``seed`` seeds the
-    worker's ``random`` module (string hashing is always seeded with 0), so that a policy that
-    never seeds behaves the same from run to run.
+    in order: the method's plain-data return value, or a ``Forfeit``. ``submit`` and
+    ``collect`` split a round trip so that a caller can send the next batch while the
+    worker still computes the previous one (the worker runs batches in the order sent, each
+    against the ``call_seconds`` limit from when it could start on it, i.e. from the later
+    of its sending and the collection of the batch before). ``seed`` seeds the worker's
+    ``random`` module (string hashing is always seeded with 0), so that a policy that never
+    seeds behaves the same from run to run.
 
     One PolicyWorker is used by one thread at a time; different workers are independent.
     Call arguments must be JSON data (a TypeError/ValueError for anything else is the
@@ -206,6 +226,10 @@ class PolicyWorker:
         self._started = self._closed = self._ready = False
         self._want_write = self._out_open = False
         self._seq = 0
+        self._memo: dict[int, tuple] = {}  # id(args) -> (args, method, encoding)
+        self._inflight: collections.deque[tuple[int, int, float]] = collections.deque()
+        self._idle_since = 0.0  # when the worker last finished a batch (or its start)
+        self.last_seconds = 0.0  # the wall time the worker spent on the last collected batch
         self._rbuf = bytearray()
         self._pending = memoryview(b"")
         self._head = bytearray()
@@ -246,6 +270,7 @@ class PolicyWorker:
         if results[0] is not None:
             return self._die(results[0] if isinstance(results[0], Forfeit) else
                              Forfeit(Reason.MALFORMED, "unexpected compile reply"))
+        self._idle_since = time.monotonic()
         return None
 
     def close(self) -> None:
@@ -268,23 +293,43 @@ class PolicyWorker:
 
     def call(self, calls: Sequence[Call]) -> list[Result]:
         """Run a batch of calls in one round trip; one result (or Forfeit) per call."""
+        self.submit(calls)
+        return self.collect()
+
+    def submit(self, calls: Sequence[Call]) -> None:
+        """Send a batch of calls without waiting; ``collect`` returns the replies in order."""
         if not self._started:
             self.start()
         if self._closed:
             raise SandboxError("this PolicyWorker is closed")
         n = len(calls)
+        if self.dead_reason is not None or n == 0:
+            self._inflight.append((0, n, 0.0))
+            return
+        self._seq += 1
+        body = _encode_calls(self._seq, calls, self._memo)
+        self._inflight.append((self._seq, n, time.monotonic()))
+        self._send(len(body).to_bytes(4, "big") + body)
+
+    def collect(self) -> list[Result]:
+        """The results of the oldest submitted batch not yet collected (waits for them)."""
+        if self._closed:
+            raise SandboxError("this PolicyWorker is closed")
+        seq, n, sent = self._inflight.popleft()
+        self.last_seconds = 0.0
         if self.dead_reason is not None:
             return [self.dead_reason] * n
         if n == 0:
             return []
-        self._seq += 1
-        body = _encode_calls(self._seq, calls)
+        began = max(sent, self._idle_since)  # the worker cannot start before its last reply
         try:
-            frame = self._exchange(len(body).to_bytes(4, "big") + body,
-                                   time.monotonic() + self.limits.call_seconds)
-            return self._parse(frame, self._seq, n, _CALL_REASONS)
+            frame = self._exchange(b"", began + self.limits.call_seconds)
+            results = self._parse(frame, seq, n, _CALL_REASONS)
         except _Dead as dead:
-            return [self._die(dead.forfeit)] * n
+            results = [self._die(dead.forfeit)] * n
+        self._idle_since = now = time.monotonic()
+        self.last_seconds = now - began
+        return results
 
     def output(self) -> str:
         """The policy's captured stdout/stderr: its first and last ``output_bytes/2`` bytes."""
@@ -339,17 +384,28 @@ class PolicyWorker:
         self._p.release()
         return self.dead_reason
 
+    def _send(self, data: bytes) -> None:
+        """Queue ``data`` after anything still pending and write what the pipe takes now."""
+        self._pending = memoryview(bytes(self._pending) + data) if self._pending else \
+            memoryview(data)
+        self._write_some()
+
     def _exchange(self, data: bytes, deadline: float) -> bytes:
         """Write ``data`` (plus anything still pending), then read one reply frame."""
         req_w, rep_r, out_r = self._p.fds
         if data:
-            self._pending = memoryview(bytes(self._pending) + data) if self._pending else \
-                memoryview(data)
-        self._write_some()
+            self._send(data)
+        else:
+            self._write_some()
+        peek = not self._pending  # a pipelined reply may be waiting already: read, no poll
         while True:
             frame = self._take_frame()
             if frame is not None:
                 return frame
+            if peek:
+                peek = False
+                self._read_reply(rep_r)
+                continue
             wait = deadline - time.monotonic()
             if wait <= 0:
                 raise _Dead(self._exit_reason() or Forfeit(
@@ -473,33 +529,36 @@ class PolicyWorker:
                 del self._tail[:extra]
 
     def _parse(self, frame: bytes, seq: int, n: int, reasons: dict) -> list[Result]:
-        """Check a reply frame against the request; raise _Dead if it is not a valid one."""
-        if self._rbuf:
+        """Check a reply frame against the request; raise _Dead if it is not a valid one.
+
+        A reply is ``[seq, values, errors]``: one plain-data value per call, and a list of
+        ``[index, reason, detail]`` for the calls that failed (their values are ignored).
+        """
+        if self._rbuf and not self._inflight:
             raise _Dead(Forfeit(Reason.MALFORMED, "the worker sent more than one reply"))
         try:
             reply = _decode(frame.decode("utf-8"))
         except (ValueError, RecursionError) as e:
             raise _Dead(Forfeit(Reason.MALFORMED, f"a reply that is not JSON: {e}"[:300]))
-        if type(reply) is not list or not reply or reply[0] != seq or type(reply[0]) is not int:
+        if (type(reply) is not list or len(reply) != 3 or type(reply[0]) is not int
+                or reply[0] != seq):
             raise _Dead(Forfeit(Reason.MALFORMED, "a reply to a different request"))
-        if (len(reply) == 3 and type(reply[1]) is str and reply[1] in _FATAL_REASONS
-                and type(reply[2]) is str):
-            raise _Dead(Forfeit(_FATAL_REASONS[reply[1]], _clean(reply[2])))
-        entries = reply[1] if len(reply) == 2 else None
-        if type(entries) is not list or len(entries) != n:
+        _, values, errors = reply
+        if type(values) is str and values in _FATAL_REASONS and type(errors) is str:
+            raise _Dead(Forfeit(_FATAL_REASONS[values], _clean(errors)))
+        if type(values) is not list or len(values) != n or type(errors) is not list:
             raise _Dead(Forfeit(Reason.MALFORMED, f"a reply without {n} results"))
-        suspect = b"\\ud" in frame or b"\\uD" in frame  # escaped surrogates: check strings
-        results: list[Result] = []
-        for e in entries:
-            if type(e) is list and len(e) == 1:
-                results.append(e[0] if not suspect or _utf8_clean(e[0]) else
-                               Forfeit(Reason.MALFORMED, "a string that is not valid UTF-8"))
-            elif (type(e) is list and len(e) == 2 and type(e[0]) is str and e[0] in reasons
-                  and type(e[1]) is str):
-                results.append(Forfeit(reasons[e[0]], _clean(e[1])))
+        if b"\\ud" in frame or b"\\uD" in frame:  # escaped surrogates: check the strings
+            for i, v in enumerate(values):
+                if not _utf8_clean(v):
+                    values[i] = Forfeit(Reason.MALFORMED, "a string that is not valid UTF-8")
+        for e in errors:
+            if (type(e) is list and len(e) == 3 and type(e[0]) is int and 0 <= e[0] < n
+                    and type(e[1]) is str and e[1] in reasons and type(e[2]) is str):
+                values[e[0]] = Forfeit(reasons[e[1]], _clean(e[2]))
             else:
                 raise _Dead(Forfeit(Reason.MALFORMED, "a malformed result entry"))
-        return results
+        return values
 
 
 def _clean(text: str) -> str:

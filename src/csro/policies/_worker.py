@@ -36,7 +36,8 @@ Protocol: frames are a 4-byte big-endian length and a UTF-8 JSON body.
   parent -> worker   [0, source, class_name]            compile (once, first)
                      [seq, [[instance, method, args], ...]]
   worker -> parent   ["ready"]
-                     [seq, [entry, ...]]   entry = [value] | [reason, detail]
+                     [seq, [value, ...], [[index, reason, detail], ...]]
+                            one value per call (null for a failed call), then the failures
                      [seq, reason, detail]  fatal: the worker exits after sending it
 """
 
@@ -368,7 +369,7 @@ def main():
     except SystemExit as e:
         fatal(seq, "crash", "the policy called sys.exit(%s)" % _exit_code(e))
     flush()
-    send(_encode([seq, [entry]]))
+    send(_encode([seq, [None], [] if entry is None else [[0] + entry]]))
     if cls is None:
         os._exit(0)
 
@@ -378,12 +379,11 @@ def main():
             os._exit(0)
         try:
             seq, calls = _scan(frame.decode("utf-8"), 0)[0]
-            out = [_call(objects, cls, instance, method, args, rec, max_frame)
-                   for instance, method, args in calls]
+            values, errors = _run_batch(objects, cls, calls, rec, max_frame)
             flush()
-            text = _encode([seq, out])
+            text = _encode([seq, values, errors])
             if len(text) > max_frame:
-                text = _shrink(seq, out, max_frame)
+                text = _shrink(seq, values, errors, max_frame)
         except MemoryError:
             objects.clear()
             fatal(seq, "memory", "MemoryError (memory limit %d MB)" % cfg["memory_mb"])
@@ -394,42 +394,62 @@ def main():
         send(text)
 
 
-def _call(objects, cls, instance, method, args, rec, max_frame,
-          type=type, str=str, int=int, bool=bool, len=len):
-    """One call: the reply entry. MemoryError and SystemExit propagate (fatal)."""
-    rec.clear()
-    try:
-        if method == "__init__":
-            objects[instance] = cls(*args)
-            v = None
-        elif method == "__del__":
-            objects.pop(instance, None)
-            v = None
-        else:
-            obj = objects.get(instance)
-            if obj is None:
-                raise LookupError("no policy instance %r (call __init__ first)" % (instance,))
-            v = getattr(obj, method)(*args)
-    except (MemoryError, SystemExit):
-        raise
-    except BaseException as e:
-        return ["forbidden", rec[0]] if rec else ["exception", _short_tb(e)]
-    if rec:
-        return ["forbidden", rec[0]]
-    t = type(v)
-    if (t is str and len(v) < 4096) or v is None or t is bool or (
-            t is int and -(1 << 62) < v < (1 << 62)):
-        return [v]
+def _run_batch(objects, cls, calls, rec, max_frame,
+               type=type, str=str, int=int, bool=bool, len=len, BaseException=BaseException):
+    """Run one batch of calls in order: (values, errors) for the reply frame.
+
+    MemoryError and SystemExit propagate (fatal). The common case (a method of an existing
+    instance returning a short string or a small scalar) is handled inline.
+    """
+    values, errors = [], []
+    for instance, method, args in calls:
+        rec.clear()
+        try:
+            if method == "__init__":
+                objects[instance] = cls(*args)
+                v = None
+            elif method == "__del__":
+                objects.pop(instance, None)
+                v = None
+            else:
+                obj = objects.get(instance)
+                if obj is None:
+                    raise LookupError("no policy instance %r (call __init__ first)" % (instance,))
+                v = getattr(obj, method)(*args)
+        except (MemoryError, SystemExit):
+            raise
+        except BaseException as e:
+            errors.append([len(values)] + (["forbidden", rec[0]] if rec else
+                                           ["exception", _short_tb(e)]))
+            values.append(None)
+            continue
+        if rec:
+            errors.append([len(values), "forbidden", rec[0]])
+            values.append(None)
+            continue
+        t = type(v)
+        if not ((t is str and len(v) < 4096) or v is None or t is bool or (
+                t is int and -(1 << 62) < v < (1 << 62))):
+            problem = _not_plain(v, method, max_frame)
+            if problem is not None:
+                errors.append([len(values), "malformed", problem])
+                v = None
+        values.append(v)
+    return values, errors
+
+
+def _not_plain(v, method, max_frame):
+    """Why a return value cannot be sent (not plain data, too deep or too large), or None."""
     try:
         size = _check(v, 0)
     except _NotPlain as e:
-        return ["malformed", "%s() returned %s, which is not plain data (str, int, float, "
-                "bool, None, list, dict with str keys)" % (method, e.args[0])]
+        return ("%s() returned %s, which is not plain data (str, int, float, bool, None, "
+                "list, dict with str keys)" % (method, e.args[0]))
     except RecursionError:
-        return ["malformed", "%s() returned a value nested too deeply" % method]
+        return "%s() returned a value nested too deeply" % method
     if size > max_frame:
-        return ["malformed", "%s() returned a value larger than %d bytes" % (method, max_frame)]
-    return [v]
+        return "%s() returned a value larger than %d bytes" % (method, max_frame)
+    return None
 
 
 class _NotPlain(Exception):
@@ -441,20 +461,23 @@ def _exit_code(e):
     return repr(code)[:100] if type(code) in (int, str, type(None)) else "…"
 
 
-def _shrink(seq, out, max_frame):
+def _shrink(seq, values, errors, max_frame):
     """Replace the largest results by MALFORMED until the reply fits in a frame."""
-    sizes = sorted(((len(_encode(x)), i) for i, x in enumerate(out)), reverse=True)
+    failed = {e[0]: e for e in errors}
+    sizes = sorted(((len(_encode(x)) + len(_encode(failed.get(i))), i)
+                    for i, x in enumerate(values)), reverse=True)
     total = sum(s for s, _ in sizes) + 64
     for s, i in sizes:
         if total <= max_frame:
             break
-        out[i] = ["malformed", "the batch reply is larger than %d bytes" % max_frame]
+        values[i] = None
+        failed[i] = [i, "malformed", "the batch reply is larger than %d bytes" % max_frame]
         total -= s
-    return _encode([seq, out])
+    return _encode([seq, values, [failed[i] for i in sorted(failed)]])
 
 
 def _compile(source, class_name, rec):
-    """Compile and run the policy module; return (class, reply entry)."""
+    """Compile and run the policy module: (class, None), or (None, [reason, detail])."""
     try:
         code = compile(source, "<policy>", "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as e:
@@ -478,7 +501,7 @@ def _compile(source, class_name, rec):
         return None, ["compile_error", "the source defines no %r" % class_name]
     if not isinstance(cls, type):
         return None, ["compile_error", "%r is not a class" % class_name]
-    return cls, [None]
+    return cls, None
 
 
 if __name__ == "__main__":
