@@ -20,8 +20,7 @@ import threading
 from typing import Any, Iterator, Sequence
 
 from csro.errors import StoreError
-from csro.llm import FREE_PROVIDERS
-from csro.llm._types import CallKey, LLMReply, LLMRequest, Message
+from csro.llm import FREE_PROVIDERS, CallKey, LLMReply, LLMRequest, Message
 
 
 def dumps(value: Any, what: str) -> str:

@@ -27,7 +27,7 @@ from csro.config import LLMConfig, RunConfig, apply_overrides, parse_config, par
 from csro.errors import BudgetExhausted, ConfigError
 from csro.evaluation.backends import make_backend
 from csro.games import load_game
-from csro.llm import LLMClient, Price, make_provider, meter_for, price_of, stop_reason, usage
+from csro.llm import run_client, stop_reason, usage
 from csro.oracles import get_oracle
 from csro.policies import SandboxLimits
 from csro.psro import CSRO, policy_spec
@@ -93,7 +93,7 @@ def _execute(config: RunConfig, store: RunStore, hooks: Hooks) -> pathlib.Path:
     sb = config.sandbox
     limits = SandboxLimits(memory_mb=sb.memory_mb, cpu_seconds=sb.cpu_seconds,
                            call_seconds=sb.call_seconds, match_seconds=sb.match_seconds)
-    with llm_client(config.llm, store) as llm, make_backend(config.execution) as backend:
+    with run_client(config.llm, store) as llm, make_backend(config.execution) as backend:
         sim = StoredSimulator(game, store, backend, seed=config.seed, limits=limits, progress=hooks.on_progress)
         scorer = Scorer(game, sim, config.evaluation)
         loop = CSRO(config, game, store, sim, llm, oracle=get_oracle(config.oracle.kind),
@@ -109,32 +109,6 @@ def _execute(config: RunConfig, store: RunStore, hooks: Hooks) -> pathlib.Path:
         loop.log(config.iterations, events.FINAL_EVALUATION, {"population": sum(len(m) for m in members)})
         store.set_final({**scorer.final(members, sigmas), "expl_estimate": estimate})
     return write_report(store.directory)
-
-
-@contextlib.contextmanager
-def llm_client(llm: LLMConfig, store: RunStore) -> Iterator[LLMClient]:
-    """A run's LLM client: every call recorded in ``store``, recorded calls served from it."""
-    if llm.provider == "replay" and llm.path is not None and \
-            pathlib.Path(llm.path).resolve() == store.directory.resolve():
-        raise ConfigError("llm.path: a run cannot replay itself (resume it instead)")
-    provider = make_provider(llm)  # replay opens the earlier run's store itself
-    override = Price(**llm.prices.model_dump()) if llm.prices is not None else None
-    try:
-        meter = meter_for(price_of(provider.name, provider.model, override), llm.budget)
-    except ConfigError:
-        provider.close()
-        raise
-    client = LLMClient(provider, concurrency=llm.concurrency, timeout_s=llm.timeout_s, retries=llm.retries,
-                       backoff_s=llm.backoff_s, recorder=store.add_llm_call, recorded=store.llm_call, meter=meter)
-    try:
-        # The files provider hands out replies in submission order: give it the calls already made.
-        on_submit = getattr(provider, "on_submit", None)
-        if on_submit is not None:
-            for request, _ in store.llm_calls():
-                on_submit(request.key)
-        yield client
-    finally:
-        client.close()
 
 
 @contextlib.contextmanager

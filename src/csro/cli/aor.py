@@ -14,6 +14,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from csro import events
 from csro.cli._app import app
 from csro.cli._views import View
 from csro.errors import PolicyError
@@ -24,16 +25,16 @@ err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
 
 def event_line(round_: int, kind: str, data: dict, total: int | None) -> str | None:
     """One terminal line for an AOR loop event (None: not shown)."""
-    if kind == "round_start":
+    if kind == events.ROUND_START:
         return f"[bold]round {round_}/{total}[/bold]: " + (f"rewriting {data['parent']}" if data["parent"]
                                                            else "writing the first controller")
-    if kind == "controller":
+    if kind == events.CONTROLLER:
         what = "passed the smoke check" if data["valid"] else f"rejected: {' '.join(str(data['error']).split())[:140]}"
         return f"  {data['id']}: {what}"
-    if kind == "episode":
+    if kind == events.EPISODE:
         verdict = "success" if data["success"] else data["end"]
         return f"  {data['controller']} episode {data['episode']}: {verdict} in {data['steps']} steps"
-    if kind == "round_done" and data.get("summary"):
+    if kind == events.ROUND_DONE and data.get("summary"):
         s = data["summary"]
         return (f"  round {round_} done: {data['controller']} success {s['success_rate']:.2f}; best "
                 f"{data['best']} ({data['best_success_rate']:.2f})")

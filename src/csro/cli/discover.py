@@ -13,6 +13,7 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
+from csro import events
 from csro.cli._views import View
 
 out = Console(width=None if sys.stdout.isatty() else 160)
@@ -20,17 +21,17 @@ out = Console(width=None if sys.stdout.isatty() else 160)
 
 def event_line(step: int, kind: str, data: dict, total: int | None) -> str | None:
     """One terminal line for a discovery or search event (None: not shown)."""
-    if kind == "discover_start":
+    if kind == events.DISCOVER_START:
         return (f"[bold]discovering {data['target']}[/bold]: K = {data['k']}, train {', '.join(data['train'])}, "
                 f"test {', '.join(data['test'])}")
-    if kind == "evolve_generation":
+    if kind == events.EVOLVE_GENERATION:
         statuses = ", ".join(f"{k} {v}" for k, v in sorted(data["statuses"].items()))
         best = data.get("best_fitness")
         return (f"  generation {data['generation']}: {data['programs']} programs ({statuses}); "
                 f"best fitness {best:.4g}" if best is not None else f"  generation {data['generation']}: {statuses}")
-    if kind == "evolve_stopped":
+    if kind == events.EVOLVE_STOPPED:
         return f"  search stopped by {data['reason']} after {data['llm_calls']} LLM calls, {data['evaluations']} full evaluations"
-    if kind == "discover_compare":
+    if kind == events.DISCOVER_COMPARE:
         return f"comparing {data['best']} with the library on {data['games']} games"
     return None
 

@@ -18,7 +18,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from csro import runkinds, runs
+from csro import events, runkinds, runs
 from csro.cli import aor, discover, train
 from csro.cli._app import app
 from csro.cli._progress import new_progress
@@ -49,29 +49,29 @@ def _one_line(text: object, width: int = 120) -> str:
 
 def _event_line(iteration: int, kind: str, data: dict, total: int) -> str | None:
     """One terminal line for a loop or oracle event (None: not shown)."""
-    if kind == "iteration_start":
+    if kind == events.ITERATION_START:
         return f"[bold]iteration {iteration}/{total}[/bold]: population {data.get('population')}, calling the oracle"
-    if kind == "oracle_candidate":
+    if kind == events.ORACLE_CANDIDATE:
         what = f"valid, u = {_fmt(data.get('utility'))}" if data.get("valid") else f"invalid: {_one_line(data.get('error'))}"
         return f"  candidate {data.get('key', '?')}: {what}"
-    if kind == "oracle_rejected" and "key" in data:
+    if kind == events.ORACLE_REJECTED and "key" in data:
         return None  # its candidate line said why
-    if kind in ("oracle_rejected", "oracle_failed", "duplicate"):
+    if kind in (events.ORACLE_REJECTED, events.ORACLE_FAILED, events.DUPLICATE):
         return f"  [yellow]{kind.replace('_', ' ')}[/yellow]: {_one_line(data.get('reason'), 140)}"
-    if kind == "evolve_rescored" and data.get("elites"):
+    if kind == events.EVOLVE_RESCORED and data.get("elites"):
         return (f"  archive carried over: {data['elites']} elites, {data['programs']} programs re-scored, "
                 f"{data['cells_simulated']} new cells simulated")
-    if kind == "evolve_generation":
+    if kind == events.EVOLVE_GENERATION:
         statuses = ", ".join(f"{k} {v}" for k, v in sorted(data["statuses"].items()))
         return f"  generation {data['generation']}: {data['programs']} programs ({statuses}), best u = {_fmt(data.get('best_fitness'))}"
-    if kind == "iteration_done":
+    if kind == events.ITERATION_DONE:
         parts = [f"population {data.get('population_size')}", f"meta-NashConv {_fmt(data.get('meta_nash_conv'))}"]
         if "br_utility" in data:
             parts.insert(1, f"BR u {_fmt(data['br_utility'])}")
         if "agg_score" in data:
             parts += [f"PopReturn {_fmt(data['pop_return'])}", f"AggScore {_fmt(data['agg_score'])}"]
         return f"  iteration {iteration} done ({_fmt(data.get('seconds'), 1)} s): " + ", ".join(parts)
-    if kind == "final_evaluation":
+    if kind == events.FINAL_EVALUATION:
         return f"[bold]final evaluation[/bold] of sigma over {data.get('population')} policies"
     return None
 

@@ -15,13 +15,14 @@ import collections
 import concurrent.futures
 import dataclasses
 import pathlib
+from csro import events
 from csro.config import parse_model
 from csro.errors import ConfigError
-from csro.llm import LLMSession
+from csro.llm import LLMSession, run_client
 from csro.oracles.evolve import Evolution, ProgramDatabase
 from csro.policies import SandboxLimits
 from csro.report import write_report
-from csro.runs import Hooks, llm_client, locked
+from csro.runs import Hooks, locked
 from csro.solvers.cfr import SolveConfig, log_checkpoints, solve
 from csro.solvers.psro_exact import run_psro_exact
 from csro.solvers.suite import resolve_games
@@ -106,14 +107,14 @@ def _execute(config: DiscoverConfig, store: RunStore, hooks: Hooks) -> pathlib.P
             hooks.on_event(0, kind, data)
 
     reference = {g.name: _baseline_curve(config, g, REFERENCE[config.target], k, (k,))[-1] for g in train}
-    log("discover_start", {"target": config.target, "k": k, "train": [g.name for g in train],
+    log(events.DISCOVER_START, {"target": config.target, "k": k, "train": [g.name for g in train],
                            "test": [g.name for g in test], "reference": reference})
     evolve = config.evolve.model_copy(update={"max_llm_calls": config.budget})
     kind = CFRHooksProblem if config.target == "cfr" else MetaSolverProblem
     extra = {} if config.target == "cfr" else {"eval_solver": config.eval_solver}
     problem = StoredScores(kind(train, k, config.quick_fraction, evolve, _limits(config), reference, **extra), store)
     db = ProgramDatabase(evolve.islands, problem.fitness, problem.descriptor)
-    with llm_client(config.llm, store) as llm:
+    with run_client(config.llm, store) as llm:
         session = LLMSession(llm, iteration=0, temperature=config.llm.temperature, seed=config.seed)
         engine = Evolution(problem, db, session, evolve, max_tokens=config.max_tokens,
                            on_program=lambda p, f: store.add_program(dataclasses.asdict(p), f), log=log)
@@ -121,7 +122,7 @@ def _execute(config: DiscoverConfig, store: RunStore, hooks: Hooks) -> pathlib.P
         stop = engine.run()
     best = db.best()
     seed = next(p for p in db.programs.values() if p.mutation == "seed")
-    log("discover_compare", {"best": best.id, "games": len(train) + len(test)})
+    log(events.DISCOVER_COMPARE, {"best": best.id, "games": len(train) + len(test)})
     store.set_final(_compare(config, problem, best, train, test, k) | {
         "best": best.id, "fitness": db.fitness(best.id), "seed_fitness": db.fitness(seed.id), "stop": stop,
         "programs": len(db.programs), "llm_calls": engine.budget.calls})

@@ -8,13 +8,17 @@ API keys are read here, once, from the environment variable the configuration na
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
-from typing import Callable
+from typing import Callable, Iterator
 
 from csro.config import LLMConfig
 from csro.errors import ConfigError
+from csro.llm._client import LLMClient
 from csro.llm._types import Provider
+from csro.llm.budget import meter_for
+from csro.llm.prices import Price, price_of
 from csro.llm.anthropic import AnthropicProvider
 from csro.llm.embedded import EmbeddedProvider
 from csro.llm.files import FilesProvider
@@ -106,3 +110,30 @@ _BUILDERS: dict[str, Callable[[LLMConfig, Lookup | None], Provider]] = {
     "embedded": _embedded, "openai": _openai, "gemini": _gemini, "anthropic": _anthropic,
     "files": _files, "replay": _replay,
 }
+
+
+@contextlib.contextmanager
+def run_client(llm: LLMConfig, store) -> Iterator[LLMClient]:
+    """A run's LLM client: every call recorded in ``store`` (a run, AOR or training store),
+    recorded calls served from it, priced and capped by ``llm.budget``."""
+    if llm.provider == "replay" and llm.path is not None and \
+            pathlib.Path(llm.path).resolve() == store.directory.resolve():
+        raise ConfigError("llm.path: a run cannot replay itself (resume it instead)")
+    provider = make_provider(llm)  # replay opens the earlier run's store itself
+    override = Price(**llm.prices.model_dump()) if llm.prices is not None else None
+    try:
+        meter = meter_for(price_of(provider.name, provider.model, override), llm.budget)
+    except ConfigError:
+        provider.close()
+        raise
+    client = LLMClient(provider, concurrency=llm.concurrency, timeout_s=llm.timeout_s, retries=llm.retries,
+                       backoff_s=llm.backoff_s, recorder=store.add_llm_call, recorded=store.llm_call, meter=meter)
+    try:
+        # The files provider hands out replies in submission order: give it the calls already made.
+        on_submit = getattr(provider, "on_submit", None)
+        if on_submit is not None:
+            for request, _ in store.llm_calls():
+                on_submit(request.key)
+        yield client
+    finally:
+        client.close()

@@ -21,7 +21,7 @@ from ._propose import GRAMMAR_TOKENS
 from ._reflect import DIAGNOSIS_TOKENS, Reflect
 from ._refine import LinearRefinement, ZeroShot
 from .evolve import Evolve
-from .evolve._engine import DIFF_TOKENS
+from .evolve import DIFF_TOKENS
 
 ORACLES: dict[str, type[Oracle]] = {
     "zero_shot": ZeroShot,

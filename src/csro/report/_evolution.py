@@ -13,6 +13,7 @@ from typing import Sequence
 from pygments import highlight
 from pygments.lexers import PythonLexer
 
+from csro.events import EVOLVE_RESCORED, EVOLVE_STOPPED
 from csro.report import _plots
 from csro.report._html import details, esc, figure, fmt, key_values, pre, table
 from csro.report._sections import CODE_FORMATTER
@@ -25,13 +26,13 @@ def section(programs: Sequence[dict], events: Sequence[dict]) -> str:
     parts = ['<section id="evolution"><h2>Evolutionary search</h2>',
              key_values([("programs", fmt(len(programs))),
                          ("outcomes", esc(", ".join(f"{k}: {v}" for k, v in sorted(collections.Counter(p["status"] for p in programs).items())))),
-                         ("stopped by", esc(", ".join(sorted({e["data"]["reason"] for e in events if e["kind"] == "evolve_stopped"})) or "—"))]),
+                         ("stopped by", esc(", ".join(sorted({e["data"]["reason"] for e in events if e["kind"] == EVOLVE_STOPPED})) or "—"))]),
              figure(_plots.evolution_plot(programs), "Fitness of each program when it was made, by island; the line is the best so far.",
                     "No program was fully evaluated."),
              "<h3>Islands</h3>", islands_table(programs),
              "<h3>Lineage of the best program</h3>", lineage(programs),
              details("Every program (status, parent, fitness, error)", programs_table(programs))]
-    rescored = [e for e in events if e["kind"] == "evolve_rescored"]
+    rescored = [e for e in events if e["kind"] == EVOLVE_RESCORED]
     if rescored:
         parts.append("<h3>Re-scoring when sigma changed</h3>")
         parts.append(table(["iteration", "programs re-scored (no simulation)", "elites carried", "cells simulated"],

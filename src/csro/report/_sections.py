@@ -15,6 +15,7 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
+from csro import events
 from csro.llm import LLMReply, LLMRequest, role_of, stop_reason
 from csro.llm import usage as llm_usage
 from csro.report import _plots
@@ -23,7 +24,7 @@ from csro.report._html import (
 from csro.store import PolicyRecord, RunStore, SigmaRecord
 
 # event kinds that say why a candidate program did not join the population
-REJECTION_KINDS = ("oracle_rejected", "oracle_failed", "duplicate")
+REJECTION_KINDS = (events.ORACLE_REJECTED, events.ORACLE_FAILED, events.DUPLICATE)
 
 CODE_FORMATTER = HtmlFormatter(cssclass="highlight")
 
@@ -167,11 +168,11 @@ def _policy(p: PolicyRecord, known: set[str], children: list[str], weight: float
     elif not p.ref:
         parts.append('<p class="missing">No source stored.</p>')
     if p.call_keys:
-        parts.append("<h4>LLM exchanges</h4>" + "".join(_exchange(k, by_key.get(k)) for k in p.call_keys))
+        parts.append("<h4>LLM exchanges</h4>" + "".join(llm_exchange(k, by_key.get(k)) for k in p.call_keys))
     return f'<article class="policy" id="policy-{esc(p.id)}">{"".join(parts)}</article>'
 
 
-def _exchange(key: str, call: tuple[LLMRequest, LLMReply] | None) -> str:
+def llm_exchange(key: str, call: tuple[LLMRequest, LLMReply] | None) -> str:
     if call is None:
         return f'<p class="missing">Call {esc(key)}: not recorded in the store.</p>'
     q, r = call

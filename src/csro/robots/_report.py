@@ -19,10 +19,7 @@ from matplotlib.figure import Figure
 from pygments import highlight
 from pygments.lexers import PythonLexer
 
-from csro.report._html import details, esc, fmt, key_values, pre, table
-from csro.report._page import CSS, write_atomically
-from csro.report._plots import to_svg
-from csro.report._sections import CODE_FORMATTER, _exchange
+from csro.report import CODE_FORMATTER, CSS, details, esc, fmt, key_values, llm_exchange, pre, table, to_svg, write_atomically
 
 from ._store import AorStore, ControllerRecord
 
@@ -110,7 +107,7 @@ def _controller(store: AorStore, c: ControllerRecord, sources: dict[str, str | N
     if episodes:
         parts.append("<h4>Episodes</h4>" + _episodes(episodes) + _frames(store, c.id, episodes))
     if c.call_keys:
-        parts.append("<h4>LLM exchanges</h4>" + "".join(_exchange(k, calls.get(k)) for k in c.call_keys))
+        parts.append("<h4>LLM exchanges</h4>" + "".join(llm_exchange(k, calls.get(k)) for k in c.call_keys))
     return f'<article class="policy" id="controller-{esc(c.id)}">{"".join(parts)}</article>'
 
 

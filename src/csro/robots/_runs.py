@@ -10,6 +10,7 @@ from __future__ import annotations
 import pathlib
 
 from csro import runs
+from csro.llm import run_client
 
 from ._config import AorConfig, parse_aor_config
 from ._loop import ActObserveRewrite
@@ -61,7 +62,7 @@ def _execute(config: AorConfig, store: AorStore, hooks: runs.Hooks) -> pathlib.P
     host = SimHost(task, horizon=config.horizon, camera=cam.name if cam.enabled else None, width=cam.width,
                    height=cam.height)
     try:
-        with runs.llm_client(config.llm, store) as llm:
+        with run_client(config.llm, store) as llm:
             ActObserveRewrite(config, task, store, llm, host, hooks.on_event).run()
     finally:
         host.close()

@@ -9,11 +9,12 @@
 
 from ._database import FULL, Program, ProgramDatabase, length_bin
 from ._diff import DiffError, Edit, apply_diff, apply_edits, format_edit, parse_diff
-from ._engine import Budget, Evolution
+from ._engine import DIFF_TOKENS, Budget, Evolution
 from ._oracle import Evolve
 from ._problem import Problem
 
 __all__ = [
+    "DIFF_TOKENS",
     "FULL", "Budget", "DiffError", "Edit", "Evolution", "Evolve", "Problem", "Program", "ProgramDatabase",
     "apply_diff", "apply_edits", "format_edit", "length_bin", "parse_diff",
 ]
