@@ -5,10 +5,14 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import signal
 import subprocess
 import sys
+import time
 
 import yaml
+
+from csro.store import RunStore, StoreError
 
 FREQUENCY = '''\
 class Agent:
@@ -96,3 +100,27 @@ def csro(*args: str, check: bool = True, **kwargs) -> subprocess.CompletedProces
 
 def status(directory: pathlib.Path) -> dict:
     return json.loads(csro("status", directory, "--json").stdout)
+
+
+def kill_after_iteration(config: pathlib.Path, directory: pathlib.Path, iteration: int = 1) -> None:
+    """Start ``csro run`` and ``kill -9`` its main process once ``iteration`` is recorded."""
+    proc = subprocess.Popen([sys.executable, "-m", "csro", "run", str(config), "--out", str(directory)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                with RunStore.open(directory) as store:
+                    if any(d["iteration"] == iteration for d in store.iterations()):
+                        break
+            except StoreError:  # not created yet, or its schema not yet committed
+                pass
+            time.sleep(0.05)
+        assert proc.poll() is None, "the run ended before it could be killed"
+        os.kill(proc.pid, signal.SIGKILL)  # the main process only, as `kill -9 PID` would
+        proc.wait()
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # orphaned workers, if any
+        except ProcessLookupError:
+            pass

@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-import os
-import signal
-import subprocess
-import sys
-import time
 
 import pytest
 
-from csro.store import RunStore, StoreError
-from run_helpers import POLICIES, csro, small_config, status, write_config
+from csro.store import RunStore
+from run_helpers import POLICIES, csro, kill_after_iteration, small_config, status, write_config
 
 
 def _sha(source: str) -> str:
@@ -66,27 +61,7 @@ def test_kill_9_then_resume_ends_like_an_uninterrupted_run(tmp_path, replies):
     config = small_config(replies, game="rrps")  # 1000 throws: iterations take long enough to interrupt
     whole, _ = _run(tmp_path, "whole", config)
     directory = tmp_path / "killed"
-    path = write_config(tmp_path / "killed.yaml", config)
-    proc = subprocess.Popen([sys.executable, "-m", "csro", "run", str(path), "--out", str(directory)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                with RunStore.open(directory) as store:
-                    if any(d["iteration"] == 1 for d in store.iterations()):
-                        break
-            except StoreError:  # not created yet, or its schema not yet committed
-                pass
-            time.sleep(0.05)
-        assert proc.poll() is None, "the run ended before it could be killed"
-        os.kill(proc.pid, signal.SIGKILL)  # the main process only, as `kill -9 PID` would
-        proc.wait()
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)  # orphaned workers, if any
-        except ProcessLookupError:
-            pass
+    kill_after_iteration(write_config(tmp_path / "killed.yaml", config), directory)
     interrupted = status(directory)
     assert not interrupted["done"] and interrupted["iteration"] < 3
     resumed = csro("resume", directory)

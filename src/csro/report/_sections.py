@@ -99,18 +99,32 @@ def final_metrics(run: Run) -> str:
         rows.append(("NashConv (exact)", fmt(final["nash_conv"])))
     if final.get("nash_conv_note"):
         rows.append(("NashConv note", esc(final["nash_conv_note"])))
+    estimate = final.get("expl_estimate") or {}
+    if estimate.get("lower_bound") is not None:
+        rows.append(("exploitability ≥ (one more best response)",
+                     with_ci(estimate["lower_bound"], estimate.get("ci95"))))
     rows.append(("matches per opponent", fmt(final.get("matches_per_opponent"))))
     population = final.get("population") or []
-    rows.append(("population", ", ".join(policy_link(n, run.names) for n in population) or "—"))
+    per_player = bool(population) and isinstance(population[0], list)
+    for player, members in enumerate(population if per_player else [population]):
+        label = f"population of player {player}" if per_player else "population"
+        rows.append((label, ", ".join(policy_link(n, run.names) for n in members) or "—"))
     sigma = final.get("sigma")
+    sigmas = sigma if isinstance(sigma, list) else [sigma]
     if not sigma:
         mixture = '<p class="missing">No final mixture is stored.</p>'
-    elif isinstance(sigma, dict) and all(isinstance(v, (int, float)) for v in sigma.values()):
-        mixture = weights_table(sigma, run.names)
+    elif all(isinstance(s, dict) and all(isinstance(v, (int, float)) for v in s.values()) for s in sigmas):
+        mixture = "".join((f"<h4>player {p}</h4>" if per_player else "") + weights_table(s, run.names)
+                          for p, s in enumerate(sigmas))
     else:
         mixture = json_block(sigma)
+    seats = final.get("seats") or []
+    by_seat = ("<h3>Per seat</h3>" + table(
+        ["seat", "PopReturn", "PopExpl", "AggScore", "welfare", "worst opponent"],
+        ([fmt(s["seat"]), fmt(s["pop_return"]), fmt(s["pop_expl"]), fmt(s["agg_score"]), fmt(s["welfare"]),
+          esc(s["worst_opponent"])] for s in seats))) if seats else ""
     return (f'<section id="final"><h2>Final metrics</h2>{key_values(rows)}'
-            f'<h3>Final mixture</h3>{mixture}</section>')
+            f'<h3>Final mixture</h3>{mixture}{by_seat}</section>')
 
 
 def plots(run: Run) -> str:

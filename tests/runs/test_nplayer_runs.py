@@ -1,0 +1,78 @@
+"""CSRO runs on games that need one population per player, through the real CLI with the
+files provider: 3-player Kuhn poker (with kill -9 and resume), the iterated prisoner's
+dilemma against axelrod strategies, and an asymmetric game (sheriff)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from csro.games import load_game
+from run_helpers import csro, kill_after_iteration, status, write_config
+
+KUHN = ("class Agent:\n    \"\"\"Bets with the top card, passes otherwise.\"\"\"\n\n    def act(self, observation):\n"
+        "        card = int(observation['info_state'][0])\n        legal = observation['legal_actions']\n"
+        "        if card == observation['num_players'] and 'Bet' in legal:\n            return 'Bet'\n"
+        "        return 'Pass' if 'Pass' in legal else legal[0]\n")
+
+
+def _config(tmp_path, game: str, replies: list[str], **extra) -> dict:
+    folder = tmp_path / "replies"
+    folder.mkdir(exist_ok=True)
+    for i, source in enumerate(replies):
+        (folder / f"{i}.py").write_text(f"```python\n{source}```\n")
+    config = {"game": game, "iterations": 2, "seed": 3, "matches_per_cell": 2, "meta_solver": "prd",
+              "oracle": {"kind": "zero_shot", "samples": 1, "max_repairs": 0, "grammar_fallback": False},
+              "llm": {"provider": "files", "path": str(folder)},
+              "evaluation": {"matches_per_opponent": 2}, "execution": {"processes": 2}}
+    config.update(extra)
+    return config
+
+
+def _outcome(directory) -> dict:
+    s = status(directory)
+    return {"populations": [[m["sha256"] for m in p] for p in s["populations"]], "sigmas": s["sigmas"],
+            "final": s["final"]}
+
+
+def test_three_player_kuhn_has_a_population_and_sigma_per_player_and_resumes_after_kill_9(tmp_path):
+    config = _config(tmp_path, "kuhn_poker(players=3)", [KUHN, load_game("kuhn_poker(players=3)").example_policy],
+                     iterations=3)
+    whole = tmp_path / "whole"
+    csro("run", write_config(tmp_path / "whole.yaml", config), "--out", whole)
+    s = status(whole)
+    assert s["done"] and len(s["populations"]) == len(s["sigmas"]) == 3
+    assert [[m["id"] for m in p][:2] for p in s["populations"]] == [["p0-0", "p0-1"], ["p1-0", "p1-1"], ["p2-0", "p2-1"]]
+    assert all(abs(sum(w) - 1) < 1e-9 for w in s["sigmas"])
+    assert [seat["seat"] for seat in s["final"]["seats"]] == [0, 1, 2]
+    assert s["final"]["nash_conv"] is not None and s["final"]["nash_conv"] >= 0
+    killed = tmp_path / "killed"
+    kill_after_iteration(write_config(tmp_path / "killed.yaml", config), killed)
+    assert not status(killed)["done"]
+    csro("resume", killed)
+    assert _outcome(killed) == _outcome(whole)
+
+
+def test_the_ipd_against_axelrod_strategies(tmp_path):
+    pytest.importorskip("axelrod")
+    tit_for_tat = load_game("ipd").example_policy
+    population = "[builtin:TitForTat,builtin:Defector,builtin:Cooperator,builtin:Grudger]"
+    config = _config(tmp_path, "ipd", [tit_for_tat], iterations=1)
+    done = csro("run", write_config(tmp_path / "c.yaml", config), "--out", tmp_path / "run",
+                "--set", f"evaluation.population={population}")
+    assert "final sigma-mixture" in done.stdout
+    s = json.loads(csro("status", tmp_path / "run", "--json").stdout)
+    assert s["done"] and len(s["populations"]) == 2  # general-sum: one population per player
+    seats = s["final"]["seats"]
+    assert [sorted(seat["per_opponent"]) for seat in seats] == [sorted(population.strip("[]").split(","))] * 2
+
+
+def test_an_asymmetric_game_gets_two_populations(tmp_path):
+    sheriff = load_game("sheriff")
+    assert sheriff.seat_roles is not None
+    config = _config(tmp_path, "sheriff", [sheriff.example_policy], iterations=1)
+    csro("run", write_config(tmp_path / "c.yaml", config), "--out", tmp_path / "run")
+    s = status(tmp_path / "run")
+    assert s["done"] and [len(p) for p in s["populations"]] == [2, 2]
+    assert s["final"]["nash_conv"] is not None
