@@ -55,19 +55,31 @@ class Hooks:
 def start(config: RunConfig, directory: str | pathlib.Path, hooks: Hooks = Hooks()) -> pathlib.Path:
     """A new run of ``config`` in ``directory``; returns the report's path."""
     load_game(config.game)  # refuse an unknown game before anything is written
-    directory = pathlib.Path(directory)
-    with RunStore.create(directory, config.to_dict()) as store, locked(directory):
-        return _execute(config, store, hooks)
+    return begin(directory, config, lambda store: _execute(config, store, hooks))
 
 
 def resume(directory: str | pathlib.Path, hooks: Hooks = Hooks()) -> pathlib.Path:
     """Continue the run in ``directory`` (a finished run only rewrites its report)."""
+    return carry_on(directory, parse_config, lambda config, store: _execute(config, store, hooks))
+
+
+def begin(directory: str | pathlib.Path, config, execute: Callable[[RunStore], pathlib.Path]) -> pathlib.Path:
+    """A new ``run.db`` run (CSRO or discovery): its store created with ``config``, locked, executed."""
+    directory = pathlib.Path(directory)
+    with RunStore.create(directory, config.to_dict()) as store, locked(directory):
+        return execute(store)
+
+
+def carry_on(directory: str | pathlib.Path, parse: Callable[[dict], object],
+             execute: Callable[[object, RunStore], pathlib.Path]) -> pathlib.Path:
+    """Continue a ``run.db`` run under its lock: ``execute`` its parsed configuration, or only
+    rewrite the report of a finished one."""
     directory = pathlib.Path(directory)
     with RunStore.open(directory) as store, locked(directory):
-        config = parse_config(store.config())
+        config = parse(store.config())
         if store.final() is not None:
             return write_report(directory)
-        return _execute(config, store, hooks)
+        return execute(config, store)
 
 
 def change_budget(store, overrides: Sequence[str]) -> dict:

@@ -22,7 +22,7 @@ from csro.llm import LLMSession, run_client
 from csro.oracles.evolve import Evolution, ProgramDatabase
 from csro.policies import SandboxLimits
 from csro.report import write_report
-from csro.runs import Hooks, locked
+from csro.runs import Hooks, begin, carry_on
 from csro.solvers.cfr import SolveConfig, log_checkpoints, solve
 from csro.solvers.psro_exact import run_psro_exact
 from csro.solvers.suite import resolve_games
@@ -41,19 +41,12 @@ CURVE_POINTS = 12
 def start(config: DiscoverConfig, directory: str | pathlib.Path, hooks: Hooks = Hooks()) -> pathlib.Path:
     """A new discovery run in ``directory``; returns the report's path."""
     _games(config)  # refuse unknown games before anything is written
-    directory = pathlib.Path(directory)
-    with RunStore.create(directory, config.to_dict()) as store, locked(directory):
-        return _execute(config, store, hooks)
+    return begin(directory, config, lambda store: _execute(config, store, hooks))
 
 
 def resume(directory: str | pathlib.Path, hooks: Hooks = Hooks()) -> pathlib.Path:
     """Continue a discovery run to the result an uninterrupted run would have."""
-    directory = pathlib.Path(directory)
-    with RunStore.open(directory) as store, locked(directory):
-        config = read_config(store.config())
-        if store.final() is not None:
-            return write_report(directory)
-        return _execute(config, store, hooks)
+    return carry_on(directory, read_config, lambda config, store: _execute(config, store, hooks))
 
 
 def status(directory: str | pathlib.Path) -> dict:
