@@ -176,6 +176,8 @@ class EvaluationConfig(Section):
     every_iteration: bool = Field(True, description="score sigma after every iteration (each policy's "
                                                     "row is played once), for the metrics over iterations")
     exact_nash_conv: bool = Field(True, description="the exact NashConv of the final mixture where the game allows it")
+    nash_conv_every_iteration: bool = Field(False, description="also the exact NashConv of sigma after every iteration "
+                                            "(small games only: it reads every information state)")
     br_estimate: bool = Field(False, description="one more oracle best response against the final sigma (iteration "
                               "K+1, not added): its utility is a lower bound on sigma's exploitability within code "
                               "space (off by default so runs recorded before it resume identically)")

@@ -86,12 +86,15 @@ class Scorer:
     def per_iteration(self, iteration: int, members: list[list[PolicySpec]], sigmas: list[np.ndarray]) -> dict:
         """The loop's ``on_iteration`` hook: the summary metrics of sigma_iteration (one
         population and sigma in a symmetric game, one per player otherwise)."""
+        out: dict = {}
+        if self.config.nash_conv_every_iteration:
+            out["nash_conv"], _ = self._nash_conv(members, sigmas)
         if not self.config.every_iteration:
-            return {}
+            return out
         if len(members) > 1:
-            return self._seats(members, sigmas)
+            return {**out, **self._seats(members, sigmas)}
         scored = self.score(members[0], sigmas[0])
-        return {key: scored[key] for key in SUMMARY_KEYS}
+        return {**out, **{key: scored[key] for key in SUMMARY_KEYS}}
 
     def final(self, members: list[list[PolicySpec]], sigmas: list[np.ndarray]) -> dict:
         """The final evaluation stored with the run (``RunStore.set_final``)."""
