@@ -41,7 +41,8 @@ def test_a_config_is_parsed_by_the_model_of_the_kind_it_names():
 @pytest.mark.parametrize("name, kind", [("demo.yaml", "csro"), ("rrps.yaml", "csro"), ("evolve.yaml", "csro"),
                                         ("discover-cfr.yaml", "discover"), ("aor-lift.yaml", "aor"),
                                         ("train-arith.yaml", "train"), ("reproduce-rrps.yaml", "csro"),
-                                        ("reproduce-leduc.yaml", "csro"), ("kuhn3.yaml", "csro")])
+                                        ("reproduce-leduc.yaml", "csro"), ("kuhn3.yaml", "csro"),
+                                        ("ipd.yaml", "csro")])
 def test_the_shipped_configs_load_as_their_kind(name, kind):
     assert runkinds.load(ROOT / "configs" / name).kind == kind
 
@@ -49,7 +50,7 @@ def test_the_shipped_configs_load_as_their_kind(name, kind):
 def test_every_shipped_config_is_listed_above():
     assert {p.name for p in (ROOT / "configs").glob("*.yaml")} == {
         "demo.yaml", "rrps.yaml", "evolve.yaml", "discover-cfr.yaml", "aor-lift.yaml", "train-arith.yaml",
-        "reproduce-rrps.yaml", "reproduce-leduc.yaml", "kuhn3.yaml"}
+        "reproduce-rrps.yaml", "reproduce-leduc.yaml", "kuhn3.yaml", "ipd.yaml"}
 
 
 def test_the_stored_config_records_the_kind_and_it_is_read_back(tmp_path):
