@@ -113,7 +113,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
 def test_a_budget_stop_then_resume_with_a_larger_budget_ends_like_the_uninterrupted_run(tmp_path):
     directory = tmp_path / "run"
     config = files_config(tmp_path, llm={"provider": "files", "path": str(REPLIES), "budget": {"calls": 2}})
-    stopped = csro("aor", "--task", "Lift", "--config", config, "--out", directory, check=False)
+    stopped = csro("run", config, "--out", directory, check=False)
     assert stopped.returncode == 3, stopped.stderr
     assert "stopped: llm.budget.calls = 2 reached: 2 calls spent" in stopped.stderr
     assert comparable(directory)["calls"] == ["0/propose/0", "1/rewrite/0"]  # the repair was not made
