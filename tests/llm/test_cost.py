@@ -47,7 +47,7 @@ def test_the_free_providers_and_the_override():
 @pytest.mark.parametrize("step, role", [
     ("describe-p3", "description"), ("propose", "proposal"), ("repair-0-1", "repair"), ("refine-4", "refinement"),
     ("grammar-2", "fallback"), ("diagnose-1", "diagnosis"), ("rewrite-3", "rewrite"), ("evolve-0-1", "mutation"),
-    ("something", "other")])
+    ("seat2-repair-0-1", "repair"), ("seat0-propose", "proposal"), ("something", "other")])
 def test_the_role_of_each_oracle_step(step, role):
     assert role_of(step) == role
 

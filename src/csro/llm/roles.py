@@ -5,11 +5,14 @@ The oracles name their steps (``csro.oracles``, ``csro.oracles.evolve``, ``csro.
 ``describe-NAME`` (an opponent's description, the paper's "description" conditioning),
 ``propose``, ``repair-J-R``, ``refine-J`` (LinearRefinement's M rounds), ``grammar-J`` (the
 grammar-constrained fallback after failed repairs), ``diagnose-J`` and ``rewrite-J``
-(act-observe-rewrite), ``evolve-G-I`` (an evolutionary mutation). A step of another shape
-is ``other``.
+(act-observe-rewrite), ``evolve-G-I`` (an evolutionary mutation). In games with one
+population per player the step carries the seat first (``seat1-propose``, ``csro.psro``).
+A step of another shape is ``other``.
 """
 
 from __future__ import annotations
+
+import re
 
 ROLES = ("description", "proposal", "repair", "refinement", "fallback", "diagnosis", "rewrite", "mutation", "other")
 
@@ -17,6 +20,10 @@ _BY_STEP = {"describe": "description", "propose": "proposal", "repair": "repair"
             "grammar": "fallback", "diagnose": "diagnosis", "rewrite": "rewrite", "evolve": "mutation"}
 
 
+_SEAT = re.compile(r"^seat[0-9]+-")
+
+
 def role_of(step: str) -> str:
-    """``refine-3`` -> ``refinement``, ``evolve-0-1`` -> ``mutation``, ``describe-p2`` -> ``description``."""
-    return _BY_STEP.get(step.split("-", 1)[0], "other")
+    """``refine-3`` -> ``refinement``, ``evolve-0-1`` -> ``mutation``, ``describe-p2`` -> ``description``,
+    ``seat2-repair-0-1`` -> ``repair``."""
+    return _BY_STEP.get(_SEAT.sub("", step).split("-", 1)[0], "other")
