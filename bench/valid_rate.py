@@ -9,7 +9,8 @@ policy, ``examples/policies/rrps_frequency.py`` and ``bench/policies/rrps_markov
 0.4 / 0.35 / 0.25). Programs are drawn, extracted, checked and repaired by the loop's own
 ``Proposer`` and ``MatchArena`` with the grammar fallback off, so "valid" is the rate *before*
 any grammar fallback. Each valid program is played against sigma (``--matches`` matches per
-opponent); ``mean u`` is the mean of their utilities, ``best u`` the best of them (what
+opponent). "valid" counts samples valid at the first draw and after the repairs (the same
+for levers without repairs); ``mean u`` is the mean of their utilities, ``best u`` the best of them (what
 best-of-N sampling keeps). ``s/sample`` is wall time per sample, repairs and evaluation
 included.
 
@@ -70,8 +71,9 @@ LEVERS = {
 }
 
 
-def measure(lever: Lever, ctx: OracleContext) -> tuple[list[float], int]:
-    """(utilities of the valid final programs, number of samples) for one lever."""
+def measure(lever: Lever, ctx: OracleContext) -> tuple[int, list[float], int]:
+    """(samples valid at the first draw, utilities of the valid final programs, number of
+    samples) for one lever."""
     ctx = dataclasses.replace(ctx, config=ctx.config.model_copy(update={
         "prompt": lever.prompt, "max_repairs": lever.repairs, "grammar_fallback": False}))
     messages = ContextBuilder(lever.levers).messages(ctx.game, list(ctx.target.opponents), ctx.config)
@@ -83,7 +85,8 @@ def measure(lever: Lever, ctx: OracleContext) -> tuple[list[float], int]:
     errors = [a.error.strip().splitlines()[-1][:120] for a in final.values() if not a.valid]
     for e in errors:
         print(f"    invalid: {e}", flush=True)
-    return [a.utility for a in final.values() if a.valid], ctx.config.samples
+    first = sum(a.valid and a.step == "propose" for a in final.values())
+    return first, [a.utility for a in final.values() if a.valid], ctx.config.samples
 
 
 def main() -> None:
@@ -101,7 +104,8 @@ def main() -> None:
     opponents = tuple(Opponent(f"p{i}", w, code_policy(f"p{i}", src, game))
                       for i, (w, src) in enumerate(zip(WEIGHTS, sources)))
     client = LLMClient(make_provider(LLMConfig(model=args.model, threads=args.threads)), concurrency=1)
-    print(f"| {args.model} | valid / {args.samples} | mean u | best u | s/sample |\n|---|---|---|---|---|", flush=True)
+    print(f"| {args.model} | valid / {args.samples} at the first draw | after repairs | mean u | best u | s/sample |\n"
+          "|---|---|---|---|---|---|", flush=True)
     with tempfile.TemporaryDirectory() as tmp, RunStore.create(f"{tmp}/run", {}) as store:
         sim = StoredSimulator(game, store, LocalBackend(), seed=0, limits=SandboxLimits())
         for name in args.levers.split(","):
@@ -110,10 +114,10 @@ def main() -> None:
                                 OracleConfig(samples=args.samples, max_tokens=args.max_tokens),
                                 StoreLog(store, 1, 0, lambda kind, data: None))
             started = time.monotonic()
-            utilities, n = measure(LEVERS[name], ctx)
+            first, utilities, n = measure(LEVERS[name], ctx)
             mean = f"{statistics.mean(utilities):+.1f}" if utilities else "-"
             best = f"{max(utilities):+.1f}" if utilities else "-"
-            print(f"| {name} | {len(utilities)} | {mean} | {best} | {(time.monotonic() - started) / n:.0f} |", flush=True)
+            print(f"| {name} | {first} | {len(utilities)} | {mean} | {best} | {(time.monotonic() - started) / n:.0f} |", flush=True)
     client.close()
 
 

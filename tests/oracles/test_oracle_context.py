@@ -95,6 +95,8 @@ def test_repair_hints_name_the_fix():
     assert repair_hint(trace + "KeyError: 'ROCK'").startswith("Key 'ROCK' is missing")
     assert repair_hint(trace + "    raise ValueError('bad observation')\nValueError: bad observation").startswith("Never raise")
     assert repair_hint("an illegal action was returned (illegal_action): seat 0 answered 'rock'").startswith("Return only")
+    assert repair_hint("a reply had the wrong type (malformed): act returned NoneType, not a string").startswith(
+        "act returned None: every path")
     assert repair_hint("SyntaxError: '(' was never closed at line 3") is not None
     assert repair_hint(trace + "ZeroDivisionError: division by zero") is None
     plain = repair_prompt(trace + "NameError: name 'X' is not defined", "Agent", hints=False)

@@ -136,6 +136,8 @@ HINTS: tuple[tuple[str, str], ...] = (
      "before reading it."),
     (r"\n\s+raise \w",
      "Never raise: handle every observation the API documents and return a legal value."),
+    (r"(\w+) returned NoneType",
+     "{0} returned None: every path through it must end with a return of a legal value."),
     (r"illegal action",
      "Return only the legal values the API lists, spelled exactly as it spells them."),
     (r"SyntaxError",
