@@ -109,7 +109,7 @@ class LLMConfig(Section):
 
     provider: Literal["embedded", "openai", "gemini", "anthropic", "files", "replay"] = Field(
         "embedded", description="embedded: llama.cpp in-process, offline (the default)")
-    model: str | None = Field("qwen2.5-coder-0.5b", description="provider-specific model name")
+    model: str | None = Field("qwen2.5-coder-1.5b", description="provider-specific model name")
     path: str | None = Field(None, description="files: the folder of replies; replay: the earlier run's DIR")
     base_url: str | None = Field(None, description="openai/gemini/anthropic: the server's base URL")
     api_key_env: str | None = Field(None, description="the environment variable holding the API key")
