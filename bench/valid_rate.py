@@ -1,90 +1,123 @@
-"""Valid-program rate of an embedded model per prompt style, on RRPS.
+"""Valid-program rate and utility of an embedded model per prompt lever, on the real CSRO context.
 
-    python bench/valid_rate.py [--model qwen2.5-coder-0.5b] [--samples 5] [--max-tokens 512]
+    python bench/valid_rate.py [--model qwen2.5-coder-0.5b] [--samples 4] [--levers a,b,...]
+                               [--max-tokens 640] [--threads N] [--matches 2]
 
-For each style, ``--samples`` programs are drawn for the same best-response prompt (opponents:
-the game's example policy and ``builtin:rockbot``, sigma 1/2 each) and checked in the sandbox
-(``csro.arena.MatchArena.check``): plain, example, prefill (no repair), prefill+repair (up to
-2 repairs with the error fed back), grammar (the RRPS rule grammar). "valid" counts samples
-whose final program passed; "beats" those with a positive mean return against the two
-opponents (one match each); "s/sample" is the wall time per sample, repairs included.
+The prompt is the one the loop builds (``ContextBuilder`` with the run's ``oracle.context``
+defaults), for a best response in RRPS to sigma over three code opponents: the game's example
+policy, ``examples/policies/rrps_frequency.py`` and ``bench/policies/rrps_markov.py`` (sigma
+0.4 / 0.35 / 0.25). Programs are drawn, extracted, checked and repaired by the loop's own
+``Proposer`` and ``MatchArena`` with the grammar fallback off, so "valid" is the rate *before*
+any grammar fallback. Each valid program is played against sigma (``--matches`` matches per
+opponent). "valid" counts samples valid at the first draw and after the repairs (the same
+for levers without repairs); ``mean u`` is the mean of their utilities, ``best u`` the best of them (what
+best-of-N sampling keeps). ``s/sample`` is wall time per sample, repairs and evaluation
+included.
+
+Levers (rows; each a full configuration, see ``LEVERS``): the old prefill prompt (API as
+code with stub bodies, no contract), then the API as an outline, the runner's contract, the
+``scaffold`` prefill, repairs with and without error-specific hints, and the ``example`` style.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import pathlib
+import statistics
 import tempfile
 import time
 
 from csro.arena import MatchArena, Opponent, Target
 from csro.config import LLMConfig, OracleConfig
-from csro.evaluation import code_policy, resolve
+from csro.evaluation import code_policy
 from csro.evaluation.backends import LocalBackend
-from csro.extract import extract_code
 from csro.games import load_game
 from csro.llm import LLMClient, LLMSession, make_provider
 from csro.oracles import OracleContext
-from csro.oracles._context import ContextBuilder
-from csro.oracles._grammar import grammar_for
+from csro.oracles._context import ContextBuilder, PromptLevers
 from csro.oracles._propose import Proposer
 from csro.policies import SandboxLimits
 from csro.psro import StoreLog
 from csro.simulate import StoredSimulator
 from csro.store import RunStore
 
-STYLES = {  # name -> (prompt, max_repairs)
-    "plain": ("plain", 0), "example": ("example", 0), "prefill": ("prefill", 0),
-    "prefill+repair": ("prefill", 2), "grammar": ("prefill", 0),
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+OPPONENT_FILES = (ROOT / "examples/policies/rrps_frequency.py", ROOT / "bench/policies/rrps_markov.py")
+WEIGHTS = (0.4, 0.35, 0.25)
+
+
+@dataclasses.dataclass(frozen=True)
+class Lever:
+    """One row: the prompt style, the prompt levers, repairs, and whether repairs carry hints."""
+
+    prompt: str
+    levers: PromptLevers
+    repairs: int = 0
+    hints: bool = True
+
+
+OLD = PromptLevers(api="code", contract=False)
+NEW = PromptLevers()
+LEVERS = {
+    "prefill": Lever("prefill", OLD),
+    "prefill+outline": Lever("prefill", PromptLevers(api="outline", contract=False)),
+    "prefill+outline+contract": Lever("prefill", NEW),
+    "scaffold": Lever("scaffold", NEW),
+    "scaffold+repair": Lever("scaffold", NEW, repairs=2),
+    "scaffold+repair-nohints": Lever("scaffold", NEW, repairs=2, hints=False),
+    "prefill+repair": Lever("prefill", NEW, repairs=2),
+    "example": Lever("example", NEW),
 }
 
 
-def run_style(style: str, ctx: OracleContext) -> tuple[int, int]:
-    """(valid, beats) among the samples of one style."""
-    prompt, repairs = STYLES[style]
-    ctx = dataclasses.replace(ctx, config=ctx.config.model_copy(update={"prompt": prompt, "max_repairs": repairs,
-                                                                         "grammar_fallback": False}))
-    messages = ContextBuilder().messages(ctx.game, list(ctx.target.opponents), ctx.config)
-    proposer = Proposer(ctx)
-    if style == "grammar":
-        head, gbnf = grammar_for(ctx.game)
-        requests = [proposer.request(f"{style}", messages, s, prefill_text=head, grammar=gbnf, stop=(), max_tokens=256)
-                    for s in range(ctx.config.samples)]
-        sources = [extract_code(r.full_text, ctx.game.policy_class).source for r in ctx.llm.complete_many(requests)]
-        checked = ctx.arena.check([s or "" for s in sources])
-        good = [s for s, e in zip(sources, checked) if s and e is None]
-        return len(good), sum(ctx.evaluate(s).utility > 0 for s in good)
-    proposer.generate(style, messages, 0)
-    by_sample: dict[str, dict] = {}
+def measure(lever: Lever, ctx: OracleContext) -> tuple[int, list[float], int]:
+    """(samples valid at the first draw, utilities of the valid final programs, number of
+    samples) for one lever."""
+    ctx = dataclasses.replace(ctx, config=ctx.config.model_copy(update={
+        "prompt": lever.prompt, "max_repairs": lever.repairs, "grammar_fallback": False}))
+    messages = ContextBuilder(lever.levers).messages(ctx.game, list(ctx.target.opponents), ctx.config)
+    proposer = Proposer(ctx, repair_hints=lever.hints)
+    proposer.generate("propose", messages, 0)
+    final: dict[str, object] = {}
     for a in proposer.attempts:  # the last attempt of each sample is its final program
-        by_sample[a.key.split("/")[2]] = a
-    valid = [a for a in by_sample.values() if a.valid]
-    return len(valid), sum(a.utility > 0 for a in valid)
+        final[a.key.split("/")[2]] = a
+    errors = [a.error.strip().splitlines()[-1][:120] for a in final.values() if not a.valid]
+    for e in errors:
+        print(f"    invalid: {e}", flush=True)
+    first = sum(a.valid and a.step == "propose" for a in final.values())
+    return first, [a.utility for a in final.values() if a.valid], ctx.config.samples
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="qwen2.5-coder-0.5b")
-    parser.add_argument("--samples", type=int, default=5)
-    parser.add_argument("--max-tokens", type=int, default=512)
-    parser.add_argument("--styles", default=",".join(STYLES))
+    parser.add_argument("--samples", type=int, default=4)
+    parser.add_argument("--max-tokens", type=int, default=640)
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--matches", type=int, default=2, help="matches per opponent for u")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--levers", default=",".join(LEVERS))
     args = parser.parse_args()
     game = load_game("rrps")
-    opponents = [Opponent("p0", 0.5, code_policy("p0", game.example_policy, game)),
-                 Opponent("p1", 0.5, resolve("builtin:rockbot", game), "throws ROCK every time")]
-    client = LLMClient(make_provider(LLMConfig(model=args.model)), concurrency=1)
+    sources = [game.example_policy] + [f.read_text() for f in OPPONENT_FILES]
+    opponents = tuple(Opponent(f"p{i}", w, code_policy(f"p{i}", src, game))
+                      for i, (w, src) in enumerate(zip(WEIGHTS, sources)))
+    client = LLMClient(make_provider(LLMConfig(model=args.model, threads=args.threads)), concurrency=1)
+    print(f"| {args.model} | valid / {args.samples} at the first draw | after repairs | mean u | best u | s/sample |\n"
+          "|---|---|---|---|---|---|", flush=True)
     with tempfile.TemporaryDirectory() as tmp, RunStore.create(f"{tmp}/run", {}) as store:
-        # u over one match per opponent: a cheap stand-in for the run's evaluation
         sim = StoredSimulator(game, store, LocalBackend(), seed=0, limits=SandboxLimits())
-        ctx = OracleContext(game, Target(1, 0, tuple(opponents)), LLMSession(client, 1, 0.8, 0),
-                            MatchArena(game, sim, matches=1),
-                            OracleConfig(samples=args.samples, max_tokens=args.max_tokens),
-                            StoreLog(store, 1, 0, lambda kind, data: None))
-        print(f"| {args.model} | valid / {args.samples} | beats | s/sample |\n|---|---|---|---|", flush=True)
-        for style in args.styles.split(","):
+        for name in args.levers.split(","):
+            ctx = OracleContext(game, Target(1, 0, opponents), LLMSession(client, 1, 0.8, args.seed),
+                                MatchArena(game, sim, matches=args.matches),
+                                OracleConfig(samples=args.samples, max_tokens=args.max_tokens),
+                                StoreLog(store, 1, 0, lambda kind, data: None))
             started = time.monotonic()
-            valid, beats = run_style(style, ctx)
-            print(f"| {style} | {valid} | {beats} | {(time.monotonic() - started) / args.samples:.0f} |", flush=True)
+            first, utilities, n = measure(LEVERS[name], ctx)
+            mean = f"{statistics.mean(utilities):+.1f}" if utilities else "-"
+            best = f"{max(utilities):+.1f}" if utilities else "-"
+            print(f"| {name} | {first} | {len(utilities)} | {mean} | {best} | {(time.monotonic() - started) / n:.0f} |", flush=True)
     client.close()
 
 

@@ -95,9 +95,10 @@ class OracleConfig(Section):
     context: ContextConfig = ContextConfig()
     samples: int = Field(1, ge=1, le=16, description="programs drawn per proposal; the best valid one is kept")
     max_repairs: int = Field(2, ge=0, description="times a program that fails its check is sent back with the error")
-    prompt: Literal["prefill", "example", "plain"] = Field(
-        "prefill", description="prefill: the reply is started with the class header; example: a "
-        "worked example in the prompt; plain: the request only")
+    prompt: Literal["prefill", "scaffold", "example", "plain"] = Field(
+        "prefill", description="prefill: the reply is started with the class header; scaffold: "
+        "started deeper, inside __init__ with a history list set up; example: a worked example "
+        "in the prompt; plain: the request only")
     grammar_fallback: bool = Field(True, description="after failed repairs, one grammar-constrained sample (embedded only)")
     max_tokens: int = Field(1024, ge=64, description="completion budget of one call")
     evolve: EvolveConfig = EvolveConfig()
@@ -142,7 +143,7 @@ class LLMConfig(Section):
 
     provider: Literal["embedded", "openai", "gemini", "anthropic", "files", "replay"] = Field(
         "embedded", description="embedded: llama.cpp in-process, offline (the default)")
-    model: str | None = Field("qwen2.5-coder-0.5b", description="provider-specific model name")
+    model: str | None = Field("qwen2.5-coder-1.5b", description="provider-specific model name")
     path: str | None = Field(None, description="files: the folder of replies; replay: the earlier run's DIR")
     base_url: str | None = Field(None, description="openai/gemini/anthropic: the server's base URL")
     api_key_env: str | None = Field(None, description="the environment variable holding the API key")

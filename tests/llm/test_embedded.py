@@ -1,4 +1,4 @@
-"""The embedded provider with the real default model (Qwen2.5-Coder-0.5B-Instruct via llama.cpp)."""
+"""The embedded provider with the real default model (Qwen2.5-Coder-1.5B-Instruct via llama.cpp)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 
 from csro.config import LLMConfig
 from csro.errors import ConfigError
-from csro.llm import CallKey, LLMClient, LLMRequest, Message, make_provider
+from csro.llm import DEFAULT_MODEL, CallKey, LLMClient, LLMRequest, Message, make_provider
 
 POLICY_PROMPT = (Message("system", "You are an expert Python programmer."),
                  Message("user", "Repeated rock-paper-scissors. Write a Python class Agent with a method "
@@ -43,7 +43,7 @@ def test_it_continues_a_prefilled_policy_and_counts_tokens(client):
     assert reply.prefill == PREFILL and reply.text.strip()
     assert "```" not in reply.text  # stopped at the closing fence
     assert reply.tokens_in > 50 and 0 < reply.tokens_out <= 80
-    assert (reply.provider, reply.model) == ("embedded", "qwen2.5-coder-0.5b")
+    assert (reply.provider, reply.model) == ("embedded", DEFAULT_MODEL)
     # the estimate's counter (loaded model) gives llama.cpp's own prompt count
     assert client.provider.count_tokens(POLICY_PROMPT, PREFILL) == reply.tokens_in
 

@@ -66,7 +66,7 @@ def test_an_unknown_model_lists_the_known_ones():
 
 def test_the_registry_pins_every_package_and_smollm_installs_without_dependencies():
     assert set(MODELS) == {"qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b", "smollm2-135m"}
-    assert models.DEFAULT_MODEL == "qwen2.5-coder-0.5b"
+    assert models.DEFAULT_MODEL == "qwen2.5-coder-1.5b"
     for spec in MODELS.values():
         assert all("==" in p for p in spec.packages) and len(spec.packages) == len(spec.chunks)
         assert len(spec.sha256) == 64

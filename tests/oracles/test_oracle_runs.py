@@ -134,6 +134,24 @@ def test_prefill_style_continues_the_class_header(make_ctx):
     assert result.source.startswith("import random\n\n\nclass Agent:\n    \"\"\"Strategy: Always paper.")
 
 
+def test_scaffold_style_continues_inside_init(make_ctx):
+    reply = ('always paper.\n        self.plays = 0\n\n    def act(self, observation):\n'
+             '        self.plays += 1\n        return "PAPER"  # u=1\n')
+    result, llm, _ = run("zero_shot", make_ctx, {"propose": [reply]}, prompt="scaffold")
+    assert llm.requests[0].prefill.endswith("        # Strategy: ")
+    assert result.source.startswith("import random\n\n\nclass Agent:\n    def __init__(self):\n        self.history = []")
+    assert "        # Strategy: always paper.\n        self.plays = 0\n" in result.source
+
+
+def test_repair_names_what_to_define(make_ctx):
+    undefined = "class Agent:\n    def act(self, observation):\n        return self.counter  # u=1\n"
+    result, llm, _ = run("zero_shot", make_ctx, {"propose": [fenced(undefined)], "repair-0-0": [fenced(program(2))]})
+    message = llm.requests[1].messages[-1].content
+    assert "AttributeError: 'Agent' object has no attribute 'counter'" in message
+    assert "self.counter is used but never set: set self.counter in __init__" in message
+    assert result.source == program(2)
+
+
 def test_reflect_diagnoses_then_rewrites_with_key_moments(make_ctx):
     script = {"propose": [fenced(program(-5, "SCISSORS"))],
               "diagnose-1": ["1. It always throws SCISSORS.\n2. act.\n3. Throw PAPER."],

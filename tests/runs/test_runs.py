@@ -31,6 +31,9 @@ def test_a_files_run_completes_and_shows_its_policies(tmp_path, replies):
     directory, done = _run(tmp_path, "run", config)
     assert f"report: {directory / 'report.html'}" in done.stdout
     assert "final sigma-mixture: PopReturn" in done.stdout
+    with RunStore.open(directory) as store:  # the initial policy's metrics (iteration 0) beside the final ones
+        initial = store.iterations()[0]
+    assert initial["iteration"] == 0 and f"initial policy:      PopReturn {initial['pop_return']:.3f}" in done.stdout
     assert "iteration 3/3" in done.stderr
     s = status(directory)
     assert s["done"] and s["iteration"] == 3 and s["iterations"] == 3

@@ -25,6 +25,7 @@ from csro.cli._progress import new_progress
 from csro.cli._views import View
 from csro.config import documented_yaml
 from csro.errors import BudgetExhausted, ConfigError
+from csro.store import RunStore
 
 out = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
@@ -105,10 +106,17 @@ def _hooks(view: View, total: int | None) -> Iterator[runs.Hooks]:
 
 
 def _summary(directory: pathlib.Path, report: pathlib.Path, s: dict) -> None:
-    """The final table: the population with sigma and each member's score against sigma."""
+    """The final table: the population with sigma and each member's score against sigma, and
+    the final sigma's metrics beside the initial policy's (iteration 0, scored when
+    ``evaluation.every_iteration`` is on)."""
     _population_table(s, title=f"population of {directory}")
     final = s["final"]
     if final:
+        with RunStore.open(directory) as store:
+            initial = next((d for d in store.iterations() if d["iteration"] == 0 and "agg_score" in d), None)
+        if initial:
+            out.print(f"initial policy:      PopReturn {_fmt(initial['pop_return'])}  PopExpl {_fmt(initial['pop_expl'])}  "
+                      f"AggScore {_fmt(initial['agg_score'])}")
         out.print(f"final sigma-mixture: PopReturn {_fmt(final['pop_return'])}  PopExpl {_fmt(final['pop_expl'])}  "
                   f"AggScore {_fmt(final['agg_score'])}  NashConv {_fmt(final['nash_conv'])}")
     _cost_line(s)

@@ -19,19 +19,32 @@ Our interpretation where the paper is silent:
 Prompt styles (``oracle.prompt``): ``prefill`` starts the assistant's reply with an opening
 python fence and the policy class line (and, with ``self_explain``, its docstring opened
 with ``Strategy:``; opened bare, the 0.5B model copied the API's docstring instead of describing
-a strategy), so the model only continues a program; ``example`` shows the game's working
-example policy; ``plain`` is the request only. In every style the reply is asked for as one
-fenced python block.
+a strategy), so the model only continues a program; ``scaffold`` starts it deeper, inside
+``__init__`` with a history list already set up (and, with ``self_explain``, a ``# Strategy:``
+comment opened there), so the model's first lines are the state its strategy needs; ``example``
+shows the game's working example policy; ``plain`` is the request only. In every style the
+reply is asked for as one fenced python block.
+
+Two levers for small models, general to any game's API (measured in ``bench/valid_rate.py``,
+docs/oracles.md): the API is shown as an *outline* (the class and each method's signature
+with its docstring, in a plain fence) rather than as Python with stub bodies, which the 0.5B
+model copied verbatim; and the *contract* of the runner (no constructor arguments, methods
+called as documented, observations exactly as documented: read them, never validate or
+raise; every attribute set in ``__init__``) is stated once, after the opponents' code.
 """
 
 from __future__ import annotations
 
+import ast
+import dataclasses
 from typing import Sequence
 
 from csro.arena import Feedback, Opponent
 from csro.config import ContextConfig, OracleConfig
 from csro.games import CodeGame
 from csro.llm import LLMRequest, LLMSession, Message
+
+from ._grammar import method_header
 
 OPPONENT_CODE_CHARS = 4000  # all opponents' code together (~1200 tokens)
 DESCRIPTION_TOKENS = 200
@@ -68,11 +81,56 @@ def truncate_code(source: str, limit: int) -> str:
 
 
 def prefill(game: CodeGame, config: OracleConfig) -> str:
-    """The start of the reply in the ``prefill`` style ("" in the others)."""
-    if config.prompt != "prefill":
-        return ""
+    """The start of the reply in the ``prefill`` and ``scaffold`` styles ("" in the others)."""
     start = f"```python\nimport random\n\n\nclass {game.policy_class}:\n"
-    return start + '    """Strategy: ' if config.context.self_explain else start
+    if config.prompt == "prefill":
+        return start + '    """Strategy: ' if config.context.self_explain else start
+    if config.prompt == "scaffold":
+        start += ("    def __init__(self):\n"
+                  "        self.history = []  # what you have observed so far, oldest first\n")
+        return start + "        # Strategy: " if config.context.self_explain else start
+    return ""
+
+
+def api_outline(game: CodeGame, spec: str | None = None) -> str:
+    """The policy API (``spec``, the game's by default) without stub bodies: the class line,
+    its docstring, and each method's signature with its docstring, indented as in the API (a
+    plain-text outline, not code)."""
+    tree = ast.parse(spec or game.api_spec)
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == game.policy_class)
+    lines = [f"class {game.policy_class}:"] + _indented(ast.get_docstring(cls), 4)
+    for method in (n for n in cls.body if isinstance(n, ast.FunctionDef)):
+        lines += ["", "    " + method_header(method)[len("def "):].rstrip(":")] + _indented(ast.get_docstring(method), 8)
+    return "\n".join(lines)
+
+
+def _indented(text: str | None, spaces: int) -> list[str]:
+    return [(" " * spaces + line).rstrip() for line in (text or "").splitlines()]
+
+
+def contract(game: CodeGame) -> str:
+    """The runner's contract, stated once: how the policy object is made and called."""
+    cls = game.policy_class
+    return (f"Contract: the runner creates {cls}() with no arguments, then calls its methods exactly "
+            "as the API says, with observations exactly in the documented format: read the fields "
+            "you need directly; never validate them or raise. Set every attribute you use "
+            "(self.name) in __init__, and define every constant and helper you use. An exception, "
+            "an illegal return value or a timeout forfeits the match.")
+
+
+@dataclasses.dataclass(frozen=True)
+class PromptLevers:
+    """Prompt choices for small models that are not run configuration: the loop uses the
+    defaults (the measured best); ``bench/valid_rate.py`` switches them off to measure them.
+
+    Attributes:
+      api: ``outline`` (signatures and docstrings, see ``api_outline``) or ``code`` (the
+        game's API verbatim, with its stub bodies).
+      contract: state the runner's contract (``contract``) once.
+    """
+
+    api: str = "outline"
+    contract: bool = True
 
 
 def describe_request(game: CodeGame, opponent: Opponent, config: OracleConfig, llm: LLMSession) -> LLMRequest:
@@ -91,7 +149,8 @@ def describe_request(game: CodeGame, opponent: Opponent, config: OracleConfig, l
 class ContextBuilder:
     """Builds the oracle's messages; caches opponent descriptions by policy name."""
 
-    def __init__(self) -> None:
+    def __init__(self, levers: PromptLevers = PromptLevers()) -> None:
+        self.levers = levers
         self.descriptions: dict[str, str] = {}
         self.description_keys: dict[str, str] = {}
 
@@ -135,10 +194,11 @@ class ContextBuilder:
                 "this mixture of opponents: exploit their weaknesses.")
         if config.context.self_explain:
             task += " Start the class with a docstring that explains the strategy."
-        rules, api = (game.rules_text, game.api_spec) if seat is None else (game.seat_rules_text(seat),
-                                                                               game.seat_api_spec(seat))
-        user = [rules.rstrip(), "\nThe exact policy API (your class must match it):",
-                f"```python\n{api.rstrip()}\n```", ""]
+        rules, spec = (game.rules_text, game.api_spec) if seat is None else (game.seat_rules_text(seat),
+                                                                                game.seat_api_spec(seat))
+        api = (f"```\n{api_outline(game, spec)}\n```" if self.levers.api == "outline"
+               else f"```python\n{spec.rstrip()}\n```")
+        user = [rules.rstrip(), "\nThe exact policy API (your class must match it):", api, ""]
         if seat is not None:
             role = f" ({game.seat_roles[seat]})" if game.seat_roles else ""
             user.append(f"Your policy always plays seat {seat}{role} of this {game.num_players}-player game; "
@@ -147,6 +207,8 @@ class ContextBuilder:
         if config.prompt == "example":
             user += ["A working example policy (a simple one; write a better one):",
                      f"```python\n{game.example_policy.rstrip()}\n```\n"]
+        if self.levers.contract:
+            user.append(contract(game))
         user.append(task + " Reply with the complete program in one ```python block.")
         return [Message("system", SYSTEM), Message("user", "\n".join(user))]
 

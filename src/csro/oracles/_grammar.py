@@ -34,11 +34,11 @@ def skeleton_rules(game: CodeGame) -> Rules:
                     "body": [["line"], ["line", "body"]],
                     "line": [[lit("        "), "[^\\n]+", lit("\n")]]}
     for i, method in enumerate(methods):
-        rules[f"m{i}"] = [[lit("\n    " + _header(method) + "\n"), "body"]]
+        rules[f"m{i}"] = [[lit("\n    " + method_header(method) + "\n"), "body"]]
     return rules
 
 
-def _header(method: ast.FunctionDef) -> str:
+def method_header(method: ast.FunctionDef) -> str:
     """``def name(args) -> ret:`` as written in the API."""
     stub = ast.FunctionDef(method.name, method.args, [ast.Pass()], [], method.returns, None)
     return ast.unparse(ast.fix_missing_locations(stub)).splitlines()[0]

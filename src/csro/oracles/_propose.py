@@ -22,6 +22,7 @@ An invalid program is never returned.
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Sequence
 
 from csro.arena import Feedback
@@ -53,8 +54,9 @@ class Candidate:
 class Proposer:
     """Runs generation steps for one best-response call and records every attempt."""
 
-    def __init__(self, ctx: OracleContext):
+    def __init__(self, ctx: OracleContext, repair_hints: bool = True):
         self.ctx = ctx
+        self.repair_hints = repair_hints  # off only in bench/valid_rate.py, to measure them
         self.attempts: list[Attempt] = []
 
     def request(self, step: str, messages: Sequence[Message], sample: int = 0, *, prefill_text: str | None = None,
@@ -86,7 +88,7 @@ class Proposer:
 
         def repair(d: Draft, r: int) -> LLMRequest:
             d.messages = d.messages + [Message("assistant", d.reply.full_text),
-                                       Message("user", repair_prompt(d.error, game.policy_class))]
+                                       Message("user", repair_prompt(d.error, game.policy_class, self.repair_hints))]
             return self.request(f"repair-{round_}-{r}", d.messages, d.extra["sample"])
 
         def on_round(drafts: Sequence[Draft]) -> None:
@@ -119,7 +121,43 @@ def _extractor(class_name: str):
     return lambda _draft, reply: extract_code(reply.full_text, class_name)
 
 
-def repair_prompt(error: str, class_name: str) -> str:
-    """The message that sends a failed program back with its error."""
-    return (f"That program is not valid: {error}\n"
+# Error-specific advice for a repair, by the last line of a Python error (our lever for small
+# models, measured in bench/valid_rate.py): general Python failure modes, nothing game-specific.
+HINTS: tuple[tuple[str, str], ...] = (
+    (r"NameError: name '(\w+)' is not defined",
+     "`{0}` is used but never defined: define it (a constant above the class, or set self.{0} in "
+     "__init__ and write self.{0} where you use it)."),
+    (r"AttributeError: '\w+' object has no attribute '(\w+)'",
+     "self.{0} is used but never set: set self.{0} in __init__, before any method reads it."),
+    (r"TypeError: \w+\.__init__\(\)",
+     "The runner creates the object with no arguments: __init__ must take only self."),
+    (r"KeyError: (.+)$",
+     "Key {0} is missing: read only the fields the API documents, and set every dictionary entry "
+     "before reading it."),
+    (r"\n\s+raise \w",
+     "Never raise: handle every observation the API documents and return a legal value."),
+    (r"(\w+) returned NoneType",
+     "{0} returned None: every path through it must end with a return of a legal value."),
+    (r"illegal action",
+     "Return only the legal values the API lists, spelled exactly as it spells them."),
+    (r"SyntaxError",
+     "Write the complete class again, every block indented and closed."),
+)
+
+
+def repair_hint(error: str) -> str | None:
+    """The advice for ``error`` (see ``HINTS``), or None when no rule matches."""
+    last = error.strip().splitlines()[-1] if error.strip() else ""
+    for pattern, advice in HINTS:
+        match = re.search(pattern, last) or re.search(pattern, error)
+        if match:
+            return advice.format(*match.groups())
+    return None
+
+
+def repair_prompt(error: str, class_name: str, hints: bool = True) -> str:
+    """The message that sends a failed program back with its error (and, with ``hints``,
+    the advice for that kind of error)."""
+    hint = repair_hint(error) if hints else None
+    return (f"That program is not valid: {error}\n" + (f"{hint}\n" if hint else "") +
             f"Fix it. Reply with the whole corrected class {class_name} in one ```python block.")
