@@ -15,7 +15,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def llm():
     from csro.llm import LLMClient, make_provider
-    client = LLMClient(make_provider(LLMConfig()), concurrency=1)
+    client = LLMClient(make_provider(LLMConfig(model="qwen2.5-coder-0.5b")), concurrency=1)  # the quicker model
     yield client
     client.close()
 

@@ -15,7 +15,7 @@ def test_a_short_real_run_with_the_embedded_model(tmp_path):
         "iterations": 1,
         "matches_per_cell": 2,
         "oracle": {"kind": "zero_shot", "max_repairs": 1, "max_tokens": 384},
-        "llm": {"provider": "embedded"},
+        "llm": {"provider": "embedded", "model": "qwen2.5-coder-0.5b"},  # the mechanics; the default is tested in tests/llm
         "evaluation": {"population": ["builtin:rockbot", "builtin:copybot", "builtin:greenberg"],
                        "matches_per_opponent": 2},
     }
