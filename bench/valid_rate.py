@@ -16,7 +16,8 @@ included.
 
 Levers (rows; each a full configuration, see ``LEVERS``): the old prefill prompt (API as
 code with stub bodies, no contract), then the API as an outline, the runner's contract, the
-``scaffold`` prefill, repairs with and without error-specific hints, and the ``example`` style.
+``scaffold`` prefill, repairs with and without error-specific hints, and the worked example
+(``oracle.example``) with each prefill style.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ class Lever:
     levers: PromptLevers
     repairs: int = 0
     hints: bool = True
+    example: bool = False
 
 
 OLD = PromptLevers(api="code", contract=False)
@@ -67,7 +69,10 @@ LEVERS = {
     "scaffold+repair": Lever("scaffold", NEW, repairs=2),
     "scaffold+repair-nohints": Lever("scaffold", NEW, repairs=2, hints=False),
     "prefill+repair": Lever("prefill", NEW, repairs=2),
-    "example": Lever("example", NEW),
+    "plain+example": Lever("plain", NEW, example=True),
+    "prefill+example": Lever("prefill", NEW, example=True),
+    "scaffold+example": Lever("scaffold", NEW, example=True),
+    "scaffold+example+repair": Lever("scaffold", NEW, repairs=2, example=True),
 }
 
 
@@ -75,7 +80,8 @@ def measure(lever: Lever, ctx: OracleContext) -> tuple[int, list[float], int]:
     """(samples valid at the first draw, utilities of the valid final programs, number of
     samples) for one lever."""
     ctx = dataclasses.replace(ctx, config=ctx.config.model_copy(update={
-        "prompt": lever.prompt, "max_repairs": lever.repairs, "grammar_fallback": False}))
+        "prompt": lever.prompt, "example": lever.example, "max_repairs": lever.repairs,
+        "grammar_fallback": False}))
     messages = ContextBuilder(lever.levers).messages(ctx.game, list(ctx.target.opponents), ctx.config)
     proposer = Proposer(ctx, repair_hints=lever.hints)
     proposer.generate("propose", messages, 0)

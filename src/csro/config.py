@@ -95,10 +95,11 @@ class OracleConfig(Section):
     context: ContextConfig = ContextConfig()
     samples: int = Field(1, ge=1, le=16, description="programs drawn per proposal; the best valid one is kept")
     max_repairs: int = Field(2, ge=0, description="times a program that fails its check is sent back with the error")
-    prompt: Literal["prefill", "scaffold", "example", "plain"] = Field(
+    prompt: Literal["prefill", "scaffold", "plain"] = Field(
         "prefill", description="prefill: the reply is started with the class header; scaffold: "
-        "started deeper, inside __init__ with a history list set up; example: a worked example "
-        "in the prompt; plain: the request only")
+        "started deeper, inside __init__ with a history list set up; plain: the request only")
+    example: bool = Field(False, description="show the game's worked example policy in the prompt "
+                          "(any style; a simple policy that uses the observations, to be bettered)")
     grammar_fallback: bool = Field(True, description="after failed repairs, one grammar-constrained sample (embedded only)")
     max_tokens: int = Field(1024, ge=64, description="completion budget of one call")
     evolve: EvolveConfig = EvolveConfig()
@@ -152,7 +153,8 @@ class LLMConfig(Section):
     timeout_s: float = Field(300.0, gt=0, description="one attempt's time limit")
     retries: int = Field(3, ge=0, description="retries on 429, 5xx and timeouts, with exponential backoff")
     backoff_s: float = Field(1.0, ge=0, description="the first retry's delay (doubled each time)")
-    threads: int | None = Field(None, ge=1, description="embedded: llama.cpp threads (None: 1 if another job holds a core)")
+    threads: int | None = Field(None, ge=1, description="embedded: llama.cpp threads (None: 1, safe when another job holds a core; "
+                                 "2 is faster on an idle machine, docs/llm.md)")
     prices: PricesConfig | None = Field(None, description="the model's price (None: csro's dated table, "
                                                           "docs/cost.md)")
     budget: BudgetConfig = Field(BudgetConfig(), description="hard caps on LLM spending; see docs/cost.md")
@@ -194,6 +196,10 @@ class MetaGameConfig(Section):
     max_matches: int = Field(64, ge=1, description="with ci_width: the most matches a population cell gets")
     resamples: int = Field(0, ge=0, description="after each meta-solve, re-solve this many resampled payoff tables "
                            "and record how often sigma's support changes (0: off)")
+    select: Literal["solver", "strongest"] = Field(
+        "solver", description="solver: sigma is the meta-solver's; strongest: among the mixtures no member beats by "
+        "more than its cells' 95% CI, the one with the highest mean return against the population (symmetric "
+        "games; csro.metagame.strongest_plausible)")
 
 
 class ExecutionConfig(Section):

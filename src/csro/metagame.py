@@ -12,7 +12,15 @@ on it. The paper is silent on cell sizes; our answer (issue "a meta-game decided
 - after each meta-solve, ``support_changes`` re-solves the meta-game on resampled payoff
   tables (each cell drawn from a normal with its mean and standard error, made exactly
   antisymmetric as the solver's input is) and reports how often sigma's support differs:
-  0 means the data decide sigma; a high share means the noise does.
+  0 means the data decide sigma; a high share means the noise does;
+- ``meta_game.select: strongest`` (``strongest_plausible``) lets the data choose among the
+  equilibria the noise cannot tell apart. In repeated RPS every policy's expected return
+  against uniform random play is 0, so with the random initial policy in the population
+  sigma = random is always an equilibrium of U, and the LP's vertex -- random, or a program
+  that "beat" another by noise -- is an accident of the estimate. Among the mixtures that no
+  member beats by more than the 95% CI of its cells, ``strongest_plausible`` takes the one
+  with the highest mean return against the population: weight moves to the members that
+  exploit others and away from those some member exploits.
 """
 
 from __future__ import annotations
@@ -22,9 +30,15 @@ import math
 from typing import Sequence
 
 import numpy as np
+from scipy.optimize import linprog
 
 from csro.evaluation import Z95, PayoffTable
-from csro.solvers.meta import get_meta_solver, symmetric_sigma
+from csro.solvers.meta import (
+    MetaSolver,
+    clean_distribution,
+    get_meta_solver,
+    symmetric_sigma,
+)
 
 SUPPORT_EPS = 1e-6  # a weight above this is in the support
 
@@ -63,12 +77,45 @@ def support(sigma: np.ndarray) -> frozenset[int]:
     return frozenset(int(i) for i in np.flatnonzero(np.asarray(sigma) > SUPPORT_EPS))
 
 
-def support_changes(game: EmpiricalGame, solver: str, sigma: np.ndarray, resamples: int, seed: int) -> float:
+def strongest_plausible(game: EmpiricalGame) -> np.ndarray:
+    """Among the mixtures that no member beats by more than its cells' 95% CI, the one with
+    the highest mean return against the population (the ``strongest`` selection).
+
+    With S = (U - U^T) / 2 (the antisymmetric game the solvers see) and C the symmetrised CI
+    half-widths, member j's return against sigma is -sigma^T S[:, j]; sigma is *plausible*
+    when sigma^T (S + C)[:, j] >= 0 for every j -- an epsilon-equilibrium of the symmetric
+    zero-sum game (value 0) with epsilon set cell by cell by the data. Every exact Nash sigma
+    of S is plausible, so the LP (HiGHS) is always feasible; its objective is
+    mean_j sigma^T S[:, j]. With exact cells (C = 0) it is the Nash equilibrium of S that
+    gains most against the population. Our construction (the CSRO paper is silent).
+    """
+    s = 0.5 * (game.payoffs - game.payoffs.T)
+    c = 0.5 * (game.ci + game.ci.T)
+    n = len(s)
+    if n == 1:
+        return np.ones(1)
+    result = linprog(-s.mean(axis=1), A_ub=-(s + c).T, b_ub=np.zeros(n), A_eq=np.ones((1, n)), b_eq=[1.0],
+                     bounds=[(0.0, None)] * n, method="highs")
+    if not result.success:  # cannot happen for a finite table (Nash is feasible); say so if it does
+        raise RuntimeError(f"strongest_plausible: the LP failed: {result.message}")
+    return clean_distribution(result.x)
+
+
+def meta_sigma(game: EmpiricalGame, solver: str | MetaSolver, select: str = "solver") -> np.ndarray:
+    """Sigma of the symmetric meta-game: the meta-solver's, or ``strongest_plausible``."""
+    if select == "strongest":
+        return strongest_plausible(game)
+    return symmetric_sigma(game.payoffs, solver)
+
+
+def support_changes(game: EmpiricalGame, solver: str, sigma: np.ndarray, resamples: int, seed: int,
+                    select: str = "solver") -> float:
     """The share of ``resamples`` resampled games whose sigma has another support than ``sigma``.
 
-    Each resample draws every off-diagonal cell from N(mean, sem^2) and is solved by a fresh
-    ``solver`` (a stateful solver starts from scratch: our choice, so the resamples do not
-    disturb the run's own solver instance).
+    Each resample draws every off-diagonal cell from N(mean, sem^2) (keeping its standard
+    error) and is solved as the run solves (``meta_sigma`` with a fresh ``solver``: a stateful
+    solver starts from scratch, our choice, so the resamples do not disturb the run's own
+    solver instance).
     """
     if resamples <= 0 or len(game.names) < 2:
         return 0.0
@@ -78,7 +125,8 @@ def support_changes(game: EmpiricalGame, solver: str, sigma: np.ndarray, resampl
     for _ in range(resamples):
         u = game.payoffs + rng.standard_normal(game.payoffs.shape) * game.sem
         np.fill_diagonal(u, 0.0)
-        changed += support(symmetric_sigma(u, get_meta_solver(solver))) != base
+        resampled = dataclasses.replace(game, payoffs=u)
+        changed += support(meta_sigma(resampled, get_meta_solver(solver), select)) != base
     return changed / resamples
 
 

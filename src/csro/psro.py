@@ -57,7 +57,7 @@ from csro.errors import BudgetExhausted, ConfigError
 from csro.evaluation import PolicySpec, code_policy, resolve
 from csro.games import CodeGame
 from csro.llm import Completer, LLMSession
-from csro.metagame import EmpiricalGame, ProfileGame, support_changes
+from csro.metagame import EmpiricalGame, ProfileGame, meta_sigma, support_changes
 from csro.oracles import Oracle, OracleContext
 from csro.seeding import derive_seed
 from csro.simulate import StoredSimulator
@@ -69,7 +69,6 @@ from csro.solvers.meta import (
     meta_nash_conv,
     others_marginal,
     product_joint,
-    symmetric_sigma,
 )
 from csro.store import PolicyRecord, RunStore, SigmaRecord
 
@@ -124,6 +123,9 @@ class CSRO:
         if not self.symmetric and oracle.name == "evolve":
             raise ConfigError(f"oracle.kind: evolve runs symmetric two-player zero-sum games; {game.name!r} "
                               "needs one population per player (use zero_shot, linear_refinement or reflect)")
+        if not self.symmetric and config.meta_game.select != "solver":
+            raise ConfigError(f"meta_game.select: {config.meta_game.select} needs a symmetric two-player zero-sum game; "
+                              f"{game.name!r} has one population per player (use select: solver)")
         self.populations: list[list[PolicyRecord]] = [[] for _ in range(self.players)]
 
     # -- bookkeeping ------------------------------------------------------------------
@@ -164,7 +166,7 @@ class CSRO:
                             ci_width=mg.ci_width, max_matches=mg.max_matches)
         names = [s.name for s in specs]
         game = self.empirical_game(names)
-        sigma = symmetric_sigma(game.payoffs, self.meta_solver)
+        sigma = meta_sigma(game, self.meta_solver, mg.select)
         s = 0.5 * (game.payoffs - game.payoffs.T)
         conv = float(meta_nash_conv([s, -s], [sigma, sigma]))
         fresh = not any(r.iteration == iteration for r in self.store.sigmas())
@@ -175,7 +177,8 @@ class CSRO:
                     "u": game.payoffs.tolist(), "u_ci95": game.ci.tolist(), "u_matches": game.counts.tolist()}
             if mg.resamples:
                 data["support_changes"] = support_changes(game, self.config.meta_solver, sigma, mg.resamples,
-                                                          derive_seed(self.config.seed, "resample", iteration))
+                                                          derive_seed(self.config.seed, "resample", iteration),
+                                                          mg.select)
             self.log(iteration, events.SIGMA, data)
         return [sigma]
 

@@ -1,5 +1,7 @@
 """The context builder: opponent filters, code budget, prompt styles."""
 
+import itertools
+
 from conftest import program
 from csro.config import ContextConfig, OracleConfig
 from csro.evaluation.policy_ref import code_policy, resolve
@@ -50,13 +52,13 @@ def test_opponents_as_code_description_or_both(rrps):
 def test_prompt_styles(rrps):
     builder = ContextBuilder()
     pool = opponents(rrps, [1.0])
-    for style in ("plain", "example", "prefill", "scaffold"):
-        config = OracleConfig(prompt=style)
+    for style, example in itertools.product(("plain", "prefill", "scaffold"), (False, True)):
+        config = OracleConfig(prompt=style, example=example)
         system, user = builder.messages(rrps, pool, config)
         assert system.role == "system" and user.role == "user"
         assert api_outline(rrps) in user.content and "sigma weight 1.00" in user.content
         assert user.content.count(contract(rrps)) == 1
-        assert (rrps.example_policy.strip() in user.content) == (style == "example")
+        assert (rrps.example_policy.strip() in user.content) == example
         assert "docstring that explains the strategy" in user.content
     assert prefill(rrps, OracleConfig(prompt="plain")) == ""
     assert prefill(rrps, OracleConfig(prompt="prefill")) == '```python\nimport random\n\n\nclass Agent:\n    """Strategy: '

@@ -251,22 +251,33 @@ import random
 
 
 class Agent:
-    """Counters the opponent's most frequent throw so far (random until it has data)."""
+    """Order-1 Markov model of the opponent: counts what the opponent threw after each
+    previous joint throw, plays the throw that beats its most likely next throw, and plays
+    randomly while these predictions are not paying off (so it is hard to exploit)."""
 
+    MOVES = ["ROCK", "PAPER", "SCISSORS"]
     BEATS = {"ROCK": "PAPER", "PAPER": "SCISSORS", "SCISSORS": "ROCK"}
 
     def __init__(self):
-        self.counts = {"ROCK": 0, "PAPER": 0, "SCISSORS": 0}
-        self.rng = random.Random(0)
+        self.counts = {}        # previous joint throw -> how often the opponent threw each move next
+        self.previous = None    # the joint throw before the opponent's last one
+        self.predicted = None   # our prediction of the opponent's last throw
+        self.score = 0.0        # decayed record of the predictions: right +1, wrong -0.5
 
     def act(self, observation: dict) -> str:
-        last = observation["opponent_action"]
-        if last is not None:
-            self.counts[last] += 1
-        if sum(self.counts.values()) == 0:
-            return self.rng.choice(["ROCK", "PAPER", "SCISSORS"])
-        predicted = max(self.counts, key=self.counts.get)
-        return self.BEATS[predicted]
+        mine, theirs = observation["my_action"], observation["opponent_action"]
+        if theirs is not None:
+            if self.predicted is not None:
+                self.score = 0.95 * self.score + (1.0 if theirs == self.predicted else -0.5)
+            if self.previous is not None:
+                seen = self.counts.setdefault(self.previous, {move: 0 for move in self.MOVES})
+                seen[theirs] += 1
+            self.previous = (mine, theirs)
+        seen = self.counts.get(self.previous)
+        self.predicted = max(seen, key=seen.get) if seen else None
+        if self.predicted is None or self.score <= 0:
+            return random.choice(self.MOVES)
+        return self.BEATS[self.predicted]
 '''
 
 

@@ -21,9 +21,11 @@ python fence and the policy class line (and, with ``self_explain``, its docstrin
 with ``Strategy:``; opened bare, the 0.5B model copied the API's docstring instead of describing
 a strategy), so the model only continues a program; ``scaffold`` starts it deeper, inside
 ``__init__`` with a history list already set up (and, with ``self_explain``, a ``# Strategy:``
-comment opened there), so the model's first lines are the state its strategy needs; ``example``
-shows the game's working example policy; ``plain`` is the request only. In every style the
-reply is asked for as one fenced python block.
+comment opened there), so the model's first lines are the state its strategy needs; ``plain``
+is the request only. In every style the reply is asked for as one fenced python block, and
+``oracle.example`` adds the game's worked example policy (a short program that reads the
+observations the way a strategy of that game needs to; the small models otherwise wrote
+policies that ignore them, docs/oracles.md).
 
 Two levers for small models, general to any game's API (measured in ``bench/valid_rate.py``,
 docs/oracles.md): the API is shown as an *outline* (the class and each method's signature
@@ -204,7 +206,7 @@ class ContextBuilder:
             user.append(f"Your policy always plays seat {seat}{role} of this {game.num_players}-player game; "
                         "the other seats are filled by the opponents below, each with its probability.")
         user.append(self.opponents_block(opponents, config.context))
-        if config.prompt == "example":
+        if config.example:
             user += ["A working example policy (a simple one; write a better one):",
                      f"```python\n{game.example_policy.rstrip()}\n```\n"]
         if self.levers.contract:

@@ -37,6 +37,7 @@ from csro.solvers.meta._base import (
     JointMetaSolver,
     MetaSolver,
     as_payoff_tensors,
+    clean_distribution,
     meta_nash_conv,
     values_against,
 )
@@ -78,6 +79,7 @@ __all__ = [
     "ShorTrainSolver",
     "UniformSolver",
     "as_payoff_tensors",
+    "clean_distribution",
     "cce_gap",
     "ce_gap",
     "get_meta_solver",
