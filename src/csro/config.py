@@ -75,6 +75,8 @@ class EvolveConfig(Section):
     max_evaluations: int | None = Field(None, ge=1, description="budget: full evaluations per oracle call")
     wall_seconds: float | None = Field(None, gt=0, description="budget: wall time per oracle call (a resumed run's clock restarts)")
     overlap: bool = Field(True, description="evaluate a generation while the LLM writes the next (parents then come from two generations back)")
+    rewrite_grammar: bool = Field(True, description="full rewrites decoded under the problem's grammar where the provider "
+                                  "honours one (embedded); false: free rewrites, started with the prompt's prefill")
 
     @field_validator("length_bins")
     @classmethod

@@ -3,6 +3,7 @@
 Only our own logic is faked here (a problem whose score is written in the program); the
 real sandbox, LLM providers and games are exercised in test_evolve_runs.py."""
 
+import itertools
 import re
 
 import pytest
@@ -172,15 +173,19 @@ def test_overlap_is_deterministic_and_lags_parents_by_one_generation():
     assert all(pid.startswith("seed") for pid in e_parents)
 
 
-def test_grammar_goes_with_rewrites_only_when_the_provider_takes_one():
-    for use in (True, False):
+def test_grammar_goes_with_rewrites_only_when_the_provider_takes_one_and_the_config_wants_it():
+    for use, wanted in itertools.product((True, False), (True, False)):
         llm = ScriptLLM(climbing, grammar=use)
-        e, _, _, _ = engine(llm, FakeProblem(), islands=1, generations=1, population_size=4, diff_ratio=0.5)
+        e, _, _, _ = engine(llm, FakeProblem(), islands=1, generations=1, population_size=4, diff_ratio=0.5,
+                            rewrite_grammar=wanted)
         e.add_seeds([prog(0.0)])
         e.run()
+        rewrites = 0
         for r in llm.requests:
             rewrite = "SEARCH/REPLACE" not in r.messages[-1].content and "<<<<<<<" not in r.messages[-1].content
-            assert (r.grammar is not None) == (use and rewrite)
+            rewrites += rewrite
+            assert (r.grammar is not None) == (use and wanted and rewrite)
+        assert rewrites > 0
 
 
 def test_a_repeated_program_is_not_evaluated_again():

@@ -211,7 +211,7 @@ class Evolution:
         messages = self.problem.task_messages() + [Message("user", self._ask(parent, inspirations, mutation))]
         prefill_text, grammar = ("", None)
         if mutation == "rewrite":
-            prefill_text, grammar = self.problem.rewrite_hints(self.llm.grammar)
+            prefill_text, grammar = self.problem.rewrite_hints(self.llm.grammar and self.config.rewrite_grammar)
         return self.llm.request(step, messages, index, prefill=prefill_text, grammar=grammar,
                                 stop=() if grammar or mutation == "diff" else ("\n```",),
                                 max_tokens=min(DIFF_TOKENS, self.max_tokens) if mutation == "diff" else self.max_tokens)
