@@ -15,7 +15,7 @@ from tests.llm._server import Answer, ScriptedServer
 
 
 def _demo_like(replies) -> dict:
-    """configs/demo.yaml's oracle (linear refinement, M = 2, one repair), the files provider."""
+    """A demo-sized linear refinement oracle (M = 2, one repair), the files provider."""
     config = small_config(replies)
     config["oracle"] = {"kind": "linear_refinement", "max_refinements": 2, "samples": 1, "max_repairs": 1,
                         "prompt": "plain", "max_tokens": 512, "context": {"opponents": "code", "k": 3}}
