@@ -7,12 +7,16 @@ from csro.store import RunStore
 from tests.runs.run_helpers import FREQUENCY, csro, small_config, write_config
 
 DEEPER = """<<<<<<< SEARCH
-        predicted = max(self.counts, key=self.counts.get)
-        return self.BEATS[predicted]
+        return self.BEATS[self.predicted]
 =======
-        predicted = max(self.counts, key=self.counts.get)
-        return self.BEATS[self.BEATS[predicted]]
+        return self.BEATS[self.BEATS[self.predicted]]
 >>>>>>> REPLACE
+"""
+
+
+PAPER = """class Agent:
+    def act(self, observation: dict) -> str:
+        return "PAPER"
 """
 
 
@@ -23,6 +27,7 @@ def evolve_config(tmp_path, **evolve):
     (folder / "b.py").write_text(f"```python\n{FREQUENCY}```\n")
     (folder / "c.txt").write_text("<<<<<<< SEARCH\nnot in any program\n=======\nx = 1\n>>>>>>> REPLACE\n")
     (folder / "d.txt").write_text("Sorry, I will not write code.")
+    (folder / "e.py").write_text(f"```python\n{PAPER}```\n")  # beats the seed against rockbot
     config = small_config(folder, iterations=2, initial_policy="builtin:rockbot")  # p1 beats it: sigma_1 = p1
     config["oracle"] = {"kind": "evolve", "prompt": "plain",
                         "evolve": {"islands": 2, "population_size": 2, "generations": 2, **evolve}}
@@ -103,7 +108,7 @@ def test_evolve_run_with_each_hosted_provider_shape(provider, tmp_path, monkeypa
         made = [p for p in store.programs() if p["mutation"] == "diff"]
         policies = store.policies()
     assert len(made) == 2 and {p["status"] for p in made} <= {"ok", "not_promising"}
-    assert "self.BEATS[self.BEATS[predicted]]" in made[0]["source"]
+    assert "self.BEATS[self.BEATS[self.predicted]]" in made[0]["source"]
     assert policies[-1].oracle == "evolve"
     assert "sk-test-not-a-real-key" not in (tmp_path / "run" / "run.db").read_bytes().decode("latin-1")
     config["llm"] = {"provider": "replay", "path": str(tmp_path / "run")}
