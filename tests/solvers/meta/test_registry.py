@@ -71,7 +71,7 @@ def test_symmetric_sigma():
 def test_exported_members():
     assert sorted(meta.__all__) == sorted([
         "META_SOLVERS", "AlphaRankSolver", "MetaSolver", "NashSolver", "PMSolver", "PRDSolver",
-        "RMSolver", "ShorEvalSolver", "ShorTrainSolver", "UniformSolver", "as_payoff_tensors",
+        "RMSolver", "ShorEvalSolver", "ShorTrainSolver", "UniformSolver", "as_payoff_tensors", "clean_distribution",
         "get_meta_solver", "lemke_howson", "meta_nash_conv", "meta_solver_options",
         "shor_iterate", "symmetric_sigma", "values_against", "zero_sum_maximin",
         # general-sum and n-player (issue 16)
