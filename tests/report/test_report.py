@@ -41,10 +41,18 @@ def test_every_section_and_policy(page):
     for pid in ("p0", "p1", "p2"):
         assert f'id="policy-{pid}"' in page
     assert "2 / 2" in page  # iterations done / configured
+    assert "meta-solver nash" in page
     assert "files / canned" in page
     assert "0.1 <span class=ci>± 0.02</span>" in page  # PopReturn with its interval
     assert "not computed for RRPS (too large)" in page
     assert page.count("<svg") == 4  # metrics, sigma, payoff table, per-opponent bars
+
+
+def test_the_run_table_says_how_sigma_was_chosen(tmp_path):
+    with RunStore.create(tmp_path / "run", {**CONFIG, "meta_game": {"select": "strongest"}}) as store:
+        populate(store)
+        html = build_html(store)
+    assert "strongest plausible mixture" in html and "meta-solver nash" not in html
 
 
 def test_lineage_source_and_exchanges(page):

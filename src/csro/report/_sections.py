@@ -61,6 +61,14 @@ class Run:
         return {p.id for p in self.policies}
 
 
+def sigma_rule(cfg: dict) -> str:
+    """How the run chose sigma: its meta-solver, or the ``strongest`` selection (docs/loop.md)."""
+    solver = cfg.get("meta_solver", "?")
+    if (cfg.get("meta_game") or {}).get("select") == "strongest":
+        return f"strongest plausible mixture (cells' 95% CI; meta_solver {solver} unused)"
+    return f"meta-solver {solver}"
+
+
 def header(run: Run) -> str:
     cfg = run.config
     llm = cfg.get("llm") or {}
@@ -77,7 +85,7 @@ def header(run: Run) -> str:
         ("iterations done", f"{fmt(done)} / {fmt(cfg.get('iterations'))}"),
         ("population", f"{len(run.policies)} policies"),
         ("oracle", esc((cfg.get("oracle") or {}).get("kind", "?"))),
-        ("meta-solver", esc(cfg.get("meta_solver", "?"))),
+        ("sigma", esc(sigma_rule(cfg))),
         ("LLM (configured)", f"{esc(llm.get('provider', '?'))} / {esc(llm.get('model'))}"),
         ("LLM (used)", esc(", ".join(used)) if used else "no calls recorded"),
         ("matches stored", esc(", ".join(f"{k}: {v}" for k, v in run.match_counts.items()) or "none")),
