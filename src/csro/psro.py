@@ -68,6 +68,7 @@ from csro.solvers.meta import (
     meta_gap,
     meta_nash_conv,
     others_marginal,
+    player_regrets,
     product_joint,
 )
 from csro.store import PolicyRecord, RunStore, SigmaRecord
@@ -203,6 +204,7 @@ class CSRO:
             joint, concept = product_joint(sigmas), "nash"
         gap = float(meta_gap(list(game.payoffs), joint if concept != "nash" else sigmas, concept))
         self.joint, self.profile_game = joint, game
+        self.regrets = player_regrets(list(game.payoffs), joint)
         fresh = not any(r.iteration == iteration for r in self.store.sigmas())
         for p in range(self.players):
             self.store.add_sigma(SigmaRecord(iteration, p, tuple(names[p]), tuple(float(x) for x in sigmas[p]),
@@ -210,7 +212,7 @@ class CSRO:
         if fresh:
             self.log(iteration, events.SIGMA, {
                 "sigma": [dict(zip(names[p], map(float, sigmas[p]))) for p in range(self.players)],
-                "meta_nash_conv": gap, "gap": concept, "joint": joint.tolist(),
+                "meta_nash_conv": gap, "gap": concept, "regrets": self.regrets, "joint": joint.tolist(),
                 "u": [u.tolist() for u in game.payoffs], "u_matches": game.counts.tolist()})
         return sigmas
 
@@ -332,6 +334,8 @@ class CSRO:
         if newest:
             data["br_utility"] = newest[0].info["utility"] if self.symmetric else [r.info["utility"] for r in newest]
         data["meta_nash_conv"] = next(s.meta_nash_conv for s in self.store.sigmas() if s.iteration == k)
+        if not self.symmetric:
+            data["regrets"] = self.regrets  # each player's regret under sigma_k in the empirical game
         if self.on_iteration:
             data.update(self.on_iteration(k, [self._specs(p) for p in range(self.players)], sigmas))
         data["seconds"] = time.monotonic() - started

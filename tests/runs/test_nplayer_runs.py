@@ -9,6 +9,7 @@ import json
 import pytest
 
 from csro.games import load_game
+from csro.store import RunStore
 from run_helpers import csro, kill_after_iteration, status, write_config
 
 KUHN = ("class Agent:\n    \"\"\"Bets with the top card, passes otherwise.\"\"\"\n\n    def act(self, observation):\n"
@@ -47,6 +48,12 @@ def test_three_player_kuhn_has_a_population_and_sigma_per_player_and_resumes_aft
     assert all(abs(sum(w) - 1) < 1e-9 for w in s["sigmas"])
     assert [seat["seat"] for seat in s["final"]["seats"]] == [0, 1, 2]
     assert s["final"]["nash_conv"] is not None and s["final"]["nash_conv"] >= 0
+    with RunStore.open(whole) as store:
+        iterations = store.iterations()
+    for it in iterations:  # each player's regret under sigma_k; for a Nash sigma they sum to its NashConv
+        assert len(it["regrets"]) == 3 and min(it["regrets"]) >= 0
+        assert abs(sum(it["regrets"]) - it["meta_nash_conv"]) < 1e-9
+    assert "regret (meta-game)" in (whole / "report.html").read_text()
     killed = tmp_path / "killed"
     kill_after_iteration(write_config(tmp_path / "killed.yaml", config), killed)
     assert not status(killed)["done"]

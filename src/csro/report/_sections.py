@@ -127,10 +127,12 @@ def final_metrics(run: Run) -> str:
     else:
         mixture = json_block(sigma)
     seats = final.get("seats") or []
+    regrets = next((it["regrets"] for it in reversed(run.iterations) if it.get("regrets")), None) or []
     by_seat = ("<h3>Per seat</h3>" + table(
-        ["seat", "PopReturn", "PopExpl", "AggScore", "welfare", "worst opponent"],
+        ["seat", "PopReturn", "PopExpl", "AggScore", "welfare", "regret (meta-game)", "worst opponent"],
         ([fmt(s["seat"]), fmt(s["pop_return"]), fmt(s["pop_expl"]), fmt(s["agg_score"]), fmt(s["welfare"]),
-          esc(s["worst_opponent"])] for s in seats))) if seats else ""
+          fmt(regrets[s["seat"]]) if s["seat"] < len(regrets) else "—", esc(s["worst_opponent"])]
+         for s in seats))) if seats else ""
     return (f'<section id="final"><h2>Final metrics</h2>{key_values(rows)}'
             f'<h3>Final mixture</h3>{mixture}{by_seat}</section>')
 

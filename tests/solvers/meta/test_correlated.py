@@ -22,6 +22,7 @@ from csro.solvers.meta import (
     meta_gap,
     meta_nash_conv,
     others_marginal,
+    player_regrets,
     product_joint,
     recommendation_conditionals,
 )
@@ -119,6 +120,7 @@ def test_gaps_on_known_profiles():
     dd = np.array([[1.0, 0.0], [0.0, 0.0]])
     assert ce_gap(CHICKEN, dd) == pytest.approx(2.0)
     assert cce_gap(CHICKEN, dd) == pytest.approx(2.0)
+    assert player_regrets(CHICKEN, dd) == pytest.approx([1.0, 1.0])
     assert meta_gap(CHICKEN, dd, "ce") == pytest.approx(2.0)
     # A product of Nash strategies is a CE: the gaps vanish with NashConv.
     sig = NashSolver().solve(CHICKEN)

@@ -76,6 +76,6 @@ def test_exported_members():
         "shor_iterate", "symmetric_sigma", "values_against", "zero_sum_maximin",
         # general-sum and n-player (issue 16)
         "CCESolver", "CESolver", "GambitNashSolver", "JointMetaSolver", "cce_gap", "ce_gap",
-        "joint_marginals", "meta_gap", "others_marginal", "product_joint",
+        "joint_marginals", "meta_gap", "others_marginal", "player_regrets", "product_joint",
         "recommendation_conditionals",
     ])

@@ -50,6 +50,7 @@ from csro.solvers.meta._joint import (
     joint_marginals,
     meta_gap,
     others_marginal,
+    player_regrets,
     product_joint,
     recommendation_conditionals,
 )
@@ -89,6 +90,7 @@ __all__ = [
     "meta_nash_conv",
     "meta_solver_options",
     "others_marginal",
+    "player_regrets",
     "product_joint",
     "recommendation_conditionals",
     "shor_iterate",

@@ -109,12 +109,18 @@ def ce_gap(payoffs: PayoffsLike, joint: np.ndarray) -> float:
     return float(sum(np.maximum(deviation_gains(t, j, p).max(axis=1), 0.0).sum() for p, t in enumerate(tensors)))
 
 
-def cce_gap(payoffs: PayoffsLike, joint: np.ndarray) -> float:
-    """Sum over players of the best fixed-deviation gain (0 iff ``joint`` is a CCE)."""
+def player_regrets(payoffs: PayoffsLike, joint: np.ndarray) -> list[float]:
+    """Each player's regret under ``joint``: what its best fixed member would gain over its
+    expected payoff against the others' play (the coarse deviation; for a product sigma,
+    the player's term of NashConv)."""
     tensors = as_payoff_tensors(payoffs)
     j = as_joint(joint, tensors[0].shape)
-    return float(sum(max(0.0, deviation_gains(t, j, p).sum(axis=0).max())
-                     for p, t in enumerate(tensors)))
+    return [float(max(0.0, deviation_gains(t, j, p).sum(axis=0).max())) for p, t in enumerate(tensors)]
+
+
+def cce_gap(payoffs: PayoffsLike, joint: np.ndarray) -> float:
+    """Sum over players of the best fixed-deviation gain (0 iff ``joint`` is a CCE)."""
+    return float(sum(player_regrets(payoffs, joint)))
 
 
 def meta_gap(payoffs: PayoffsLike, sigma: Sequence[np.ndarray] | np.ndarray, concept: str = "nash") -> float:
