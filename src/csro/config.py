@@ -74,6 +74,8 @@ class EvolveConfig(Section):
     max_llm_calls: int | None = Field(None, ge=1, description="budget: LLM calls per oracle call (None: generations x islands x population_size)")
     max_evaluations: int | None = Field(None, ge=1, description="budget: full evaluations per oracle call")
     wall_seconds: float | None = Field(None, gt=0, description="budget: wall time per oracle call (a resumed run's clock restarts)")
+    repairs: int = Field(0, ge=0, le=4, description="times a mutation that fails its check is sent back with its error, "
+                         "as the oracles' repairs (0: never, as in AlphaEvolve)")
     overlap: bool = Field(True, description="evaluate a generation while the LLM writes the next (parents then come from two generations back)")
     rewrite_grammar: bool = Field(True, description="full rewrites decoded under the problem's grammar where the provider "
                                   "honours one (embedded); false: free rewrites, started with the prompt's prefill")

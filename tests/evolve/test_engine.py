@@ -196,3 +196,33 @@ def test_a_repeated_program_is_not_evaluated_again():
     e.run()
     assert problem.fulled.count(prog(3)) == 1
     assert sum(p.source == prog(3) and p.evaluated for p in db.programs.values()) == 4
+
+
+def test_repairs_send_a_broken_mutation_back_and_count_as_calls():
+    """With ``repairs`` a mutation that fails its check goes back with its error (a diff's
+    repair is a whole class); the repaired program is evaluated, its keys recorded, and the
+    repair calls count toward the budget. Without, the same reply stays invalid."""
+    def broken_then_fixed(request):
+        text = request.messages[-1].content
+        if text.startswith("That program is not valid"):
+            assert ("BAD" in text or "SEARCH text is not in the parent" in text) and "Fix it" in text
+            return "```python\n" + prog(5) + "```"
+        if "<<<<<<< SEARCH" in text:
+            return "<<<<<<< SEARCH\nnot there\n=======\nx\n>>>>>>> REPLACE"
+        return "```python\n" + prog(3, "    BAD = 1\n") + "```"
+
+    for repairs, diff_ratio in ((1, 0.0), (1, 1.0), (0, 0.0)):
+        llm = ScriptLLM(broken_then_fixed)
+        problem = FakeProblem()
+        e, db, _, events = engine(llm, problem, islands=1, generations=1, population_size=1,
+                                  diff_ratio=diff_ratio, repairs=repairs, overlap=False)
+        e.add_seeds([prog(1)])
+        e.run()
+        child = next(p for p in db.programs.values() if p.mutation != "seed")
+        if repairs:
+            assert child.status == "ok" and child.source == prog(5) and db.fitness(child.id) == 5
+            assert [str(r.key) for r in llm.requests] == ["1/evolve-0-0/0", "1/repair-evolve-0-0-0/0"]
+            assert child.info["repairs"] == ["1/repair-evolve-0-0-0/0"] and child.call_key == "1/evolve-0-0/0"
+            assert e.budget.calls == 2 and events[-1][1]["llm_calls"] == 2
+        else:
+            assert child.status == "invalid" and "BAD" in child.error and len(llm.requests) == 1

@@ -89,7 +89,7 @@ def test_api_outline_has_every_method_and_docstring_but_no_stub_body(rrps):
 
 
 def test_repair_hints_name_the_fix():
-    from csro.oracles._propose import repair_hint, repair_prompt
+    from csro.drafting import repair_hint, repair_prompt
     trace = "Traceback (most recent call last):\n  File \"<policy>\", line 3, in act\n"
     assert repair_hint(trace + "NameError: name 'BEATS' is not defined").startswith("`BEATS` is used but never defined")
     assert "set self.move in __init__" in repair_hint(trace + "AttributeError: 'Agent' object has no attribute 'move'")

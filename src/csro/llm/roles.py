@@ -5,7 +5,8 @@ The oracles name their steps (``csro.oracles``, ``csro.oracles.evolve``, ``csro.
 ``describe-NAME`` (an opponent's description, the paper's "description" conditioning),
 ``propose``, ``repair-J-R``, ``refine-J`` (LinearRefinement's M rounds), ``grammar-J`` (the
 grammar-constrained fallback after failed repairs), ``diagnose-J`` and ``rewrite-J``
-(act-observe-rewrite), ``evolve-G-I`` (an evolutionary mutation). In games with one
+(act-observe-rewrite), ``evolve-G-I`` (an evolutionary mutation) and ``repair-evolve-G-I-R``
+(its repair). In games with one
 population per player the step carries the seat first (``seat1-propose``, ``csro.psro``).
 A step of another shape is ``other``.
 """

@@ -22,11 +22,10 @@ An invalid program is never returned.
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import Sequence
 
 from csro.arena import Feedback
-from csro.drafting import Draft, Drafting, settle, write
+from csro.drafting import Draft, Drafting, repair_prompt, settle, write
 from csro.extract import extract_code
 from csro.llm import LLMRequest, Message
 
@@ -119,45 +118,3 @@ class Proposer:
 
 def _extractor(class_name: str):
     return lambda _draft, reply: extract_code(reply.full_text, class_name)
-
-
-# Error-specific advice for a repair, by the last line of a Python error (our lever for small
-# models, measured in bench/valid_rate.py): general Python failure modes, nothing game-specific.
-HINTS: tuple[tuple[str, str], ...] = (
-    (r"NameError: name '(\w+)' is not defined",
-     "`{0}` is used but never defined: define it (a constant above the class, or set self.{0} in "
-     "__init__ and write self.{0} where you use it)."),
-    (r"AttributeError: '\w+' object has no attribute '(\w+)'",
-     "self.{0} is used but never set: set self.{0} in __init__, before any method reads it."),
-    (r"TypeError: \w+\.__init__\(\)",
-     "The runner creates the object with no arguments: __init__ must take only self."),
-    (r"KeyError: (.+)$",
-     "Key {0} is missing: read only the fields the API documents, and set every dictionary entry "
-     "before reading it."),
-    (r"\n\s+raise \w",
-     "Never raise: handle every observation the API documents and return a legal value."),
-    (r"(\w+) returned NoneType",
-     "{0} returned None: every path through it must end with a return of a legal value."),
-    (r"illegal action",
-     "Return only the legal values the API lists, spelled exactly as it spells them."),
-    (r"SyntaxError",
-     "Write the complete class again, every block indented and closed."),
-)
-
-
-def repair_hint(error: str) -> str | None:
-    """The advice for ``error`` (see ``HINTS``), or None when no rule matches."""
-    last = error.strip().splitlines()[-1] if error.strip() else ""
-    for pattern, advice in HINTS:
-        match = re.search(pattern, last) or re.search(pattern, error)
-        if match:
-            return advice.format(*match.groups())
-    return None
-
-
-def repair_prompt(error: str, class_name: str, hints: bool = True) -> str:
-    """The message that sends a failed program back with its error (and, with ``hints``,
-    the advice for that kind of error)."""
-    hint = repair_hint(error) if hints else None
-    return (f"That program is not valid: {error}\n" + (f"{hint}\n" if hint else "") +
-            f"Fix it. Reply with the whole corrected class {class_name} in one ```python block.")

@@ -37,7 +37,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from csro.config import EvolveConfig
-from csro.drafting import Draft, Drafting, settle
+from csro.drafting import Draft, Drafting, mend, repair_prompt, settle
 from csro.extract import Extracted, extract_code
 from csro.events import EVOLVE_GENERATION, EVOLVE_SEED_REJECTED, EVOLVE_STOPPED
 from csro.llm import LLMReply, LLMRequest, LLMSession, Message
@@ -171,10 +171,12 @@ class Evolution:
                                     "seconds": time.monotonic() - self.budget.started})
         return stop
 
-    def _after(self, done: tuple[int, list[Program]]) -> None:
-        """A generation's evaluation is in: its programs enter the database (in the calling
-        thread, so planning never sees a half-added generation), then migration and a summary."""
-        generation, programs = done
+    def _after(self, done: tuple[int, list[Program], int]) -> None:
+        """A generation's evaluation is in: its repair calls are counted, its programs enter
+        the database (in the calling thread, so planning never sees a half-added generation),
+        then migration and a summary."""
+        generation, programs, repair_calls = done
+        self.budget.calls += repair_calls
         for p in programs:
             self._finish(p)
         if (generation + 1) % self.config.migration_interval == 0:
@@ -234,19 +236,25 @@ class Evolution:
         return "\n".join(parts)
 
     # -- the cascade ------------------------------------------------------------------------------
-    def _evaluate(self, g: int, slots: Sequence[_Slot], replies: Sequence[LLMReply]) -> tuple[int, list[Program]]:
-        """The cascade over one generation's replies; reads the database, never writes it."""
+    def _evaluate(self, g: int, slots: Sequence[_Slot], replies: Sequence[LLMReply]) -> tuple[int, list[Program], int]:
+        """The cascade over one generation's replies (after up to ``repairs`` rounds of sending
+        the broken ones back); reads the database, never writes it. Returns the generation,
+        its programs and the number of repair calls made."""
         programs = [self._draft(g, s) for s in slots]
-        drafts = [Draft([], extra={"slot": s}) for s in slots]
-        settle(drafts, [s.request for s in slots], replies,
-               Drafting(extract=self._extract, check=self._check_new))
-        for p, d in zip(programs, drafts):
-            p.source = d.source
-            if d.extra["slot"].mutation == "diff" and d.reply.ok:
-                p.diff = d.reply.text
+        drafts = [Draft(list(s.request.messages),
+                        extra={"slot": s, "mutation": s.mutation, "step": f"evolve-{g}-{s.island}"}) for s in slots]
+        drafting = Drafting(extract=self._extract, check=self._check_new, repair=self._repair,
+                            max_repairs=self.config.repairs)
+        settle(drafts, [s.request for s in slots], replies, drafting)
+        diffs = [d.reply.text if d.extra["mutation"] == "diff" and d.reply.ok else None for d in drafts]
+        mend(self.llm.complete_many, drafts, drafting)
+        for p, d, diff in zip(programs, drafts, diffs):
+            p.source, p.diff = d.source, diff
+            if len(d.keys) > 1:  # the source is the last repair's class, not the parent with the diff
+                p.diff, p.info["repairs"] = None, d.keys[1:]
             if d.error is not None:
                 p.status = "llm_error" if not d.reply.ok else "invalid" if d.source is not None else \
-                    "apply_failed" if d.extra["slot"].mutation == "diff" else "no_code"
+                    "apply_failed" if d.extra["mutation"] == "diff" else "no_code"
                 p.error = d.reply.error if not d.reply.ok else d.error
         first: dict[str, Program] = {}  # one evaluation per distinct new program
         for p in programs:
@@ -284,17 +292,27 @@ class Evolution:
                 p.info = dict(twin.info)
             elif p.source in self._scored:
                 p.stage, p.scores = FULL, dict(self._scored[p.source])
-        return g, programs
+        return g, programs, sum(len(d.keys) - 1 for d in drafts)
 
     def _extract(self, draft: Draft, reply: LLMReply) -> Extracted:
-        """A diff applied strictly to the parent, or a rewrite's class."""
-        slot = draft.extra["slot"]
-        if slot.mutation == "diff":
+        """A diff applied strictly to the parent, or a rewrite's (or a repair's) class."""
+        if draft.extra["mutation"] == "diff":
             try:
-                return Extracted(apply_diff(slot.parent.source, reply.text))
+                return Extracted(apply_diff(draft.extra["slot"].parent.source, reply.text))
             except DiffError as exc:
                 return Extracted(None, str(exc))
         return extract_code(reply.full_text, self.problem.class_name)
+
+    def _repair(self, draft: Draft, r: int) -> LLMRequest:
+        """The broken program sent back with its error (and advice); the reply is a whole
+        class, also for a diff (a repair is a rewrite), free of the grammar."""
+        slot = draft.extra["slot"]
+        draft.messages = draft.messages + [Message("assistant", draft.reply.full_text),
+                                           Message("user", repair_prompt(draft.error, self.problem.class_name))]
+        draft.extra["mutation"] = "rewrite"
+        return self.llm.request(f"repair-{draft.extra['step']}-{r}", draft.messages, slot.index,
+                                prefill=self.problem.rewrite_hints(False)[0], stop=("\n```",),
+                                max_tokens=self.max_tokens)
 
     def _check_new(self, sources: Sequence[str]) -> list[str | None]:
         """Cascade stage 1, once per distinct program never scored before (others pass)."""
