@@ -111,8 +111,8 @@ def run_grid(grid: Grid, directory: pathlib.Path, *, hooks: runs.Hooks = runs.Ho
     directory = pathlib.Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     recorded = directory / "grid.json"
-    record = dataclasses.asdict(grid)
-    if recorded.exists() and json.loads(recorded.read_text()) != json.loads(json.dumps(record)):
+    record = json.loads(json.dumps(dataclasses.asdict(grid)))
+    if recorded.exists() and not same_grid(json.loads(recorded.read_text()), record):
         raise ConfigError(f"{directory} holds another grid (see {recorded}); choose a new --out")
     recorded.write_text(json.dumps(record, indent=1))
     cells = {}
@@ -125,6 +125,17 @@ def run_grid(grid: Grid, directory: pathlib.Path, *, hooks: runs.Hooks = runs.Ho
     summary = summarize(grid, cells, references)
     write_summary(summary, directory)
     return summary
+
+
+def same_grid(recorded: dict, record: dict) -> bool:
+    """Whether a grid recorded in a directory is ``record``. The recorded base configuration is
+    read as one first, so that a field csro gained since (at its default) does not make a grid
+    another one and a grid stays resumable across versions."""
+    try:
+        recorded = dict(recorded, base=parse_config(recorded["base"]).to_dict())
+    except (ConfigError, KeyError, TypeError):
+        return False
+    return recorded == record
 
 
 def _run_cell(config: RunConfig, directory: pathlib.Path, hooks: runs.Hooks, say: Callable[[str], None]) -> dict:

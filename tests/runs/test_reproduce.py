@@ -55,3 +55,21 @@ def test_a_bad_grid_is_refused_before_anything_runs(tmp_path):
     assert done.returncode == 2 and "unknown experiment 'chess'" in done.stderr
     done = csro("reproduce", "rrps", "--out", tmp_path / "g", "--oracles", "telepathy", check=False)
     assert done.returncode == 2 and "oracle.kind" in done.stderr and not (tmp_path / "g").exists()
+
+
+def test_a_grid_recorded_before_a_new_config_field_is_the_same_grid():
+    """A grid directory written by an older csro (its base lacks a field added since) resumes;
+    another grid (other seeds, another base value) is still refused."""
+    import dataclasses
+
+    from csro.reproduce import make_grid, same_grid
+
+    grid = make_grid("leduc", config=None, oracles=["evolve"], seeds=3, overrides=["llm.threads=1"])
+    record = json.loads(json.dumps(dataclasses.asdict(grid)))
+    older = json.loads(json.dumps(record))
+    del older["base"]["oracle"]["evolve"]["repairs"]
+    assert same_grid(older, record)
+    assert not same_grid(dict(older, seeds=[0, 1]), record)
+    older["base"]["llm"]["threads"] = 2
+    assert not same_grid(older, record)
+    assert not same_grid({"game": "leduc"}, record)
