@@ -84,6 +84,7 @@ class _Slot:
     parent: Program
     inspirations: list[Program]
     mutation: str
+    step: str  # the call key's step (unscoped), e.g. evolve-0-1; its repairs are repair-STEP-R
     request: LLMRequest
 
 
@@ -205,8 +206,9 @@ class Evolution:
                     continue
                 inspirations = self.db.sample_inspirations(island, parent, rng, cfg.inspirations)
                 mutation = "diff" if rng.random() < cfg.diff_ratio else "rewrite"
-                slots.append(_Slot(island, index, parent, inspirations, mutation,
-                                   self._request(f"evolve-{g}-{island}", index, parent, inspirations, mutation)))
+                step = f"evolve-{g}-{island}"
+                slots.append(_Slot(island, index, parent, inspirations, mutation, step,
+                                   self._request(step, index, parent, inspirations, mutation)))
         return slots
 
     def _request(self, step: str, index: int, parent: Program, inspirations: list[Program], mutation: str) -> LLMRequest:
@@ -242,7 +244,7 @@ class Evolution:
         its programs and the number of repair calls made."""
         programs = [self._draft(g, s) for s in slots]
         drafts = [Draft(list(s.request.messages),
-                        extra={"slot": s, "mutation": s.mutation, "step": f"evolve-{g}-{s.island}"}) for s in slots]
+                        extra={"slot": s, "mutation": s.mutation}) for s in slots]
         drafting = Drafting(extract=self._extract, check=self._check_new, repair=self._repair,
                             max_repairs=self.config.repairs)
         settle(drafts, [s.request for s in slots], replies, drafting)
@@ -310,7 +312,7 @@ class Evolution:
         draft.messages = draft.messages + [Message("assistant", draft.reply.full_text),
                                            Message("user", repair_prompt(draft.error, self.problem.class_name))]
         draft.extra["mutation"] = "rewrite"
-        return self.llm.request(f"repair-{draft.extra['step']}-{r}", draft.messages, slot.index,
+        return self.llm.request(f"repair-{slot.step}-{r}", draft.messages, slot.index,
                                 prefill=self.problem.rewrite_hints(False)[0], stop=("\n```",),
                                 max_tokens=self.max_tokens)
 
