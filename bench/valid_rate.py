@@ -1,7 +1,7 @@
 """Valid-program rate and utility of an embedded model per prompt lever, on the real CSRO context.
 
     python bench/valid_rate.py [--model qwen2.5-coder-0.5b] [--samples 4] [--levers a,b,...]
-                               [--max-tokens 640] [--threads N] [--matches 2]
+                               [--max-tokens 640] [--threads N] [--matches 2] [--temperature 0.8] [--model-sampling]
 
 The prompt is the one the loop builds (``ContextBuilder`` with the run's ``oracle.context``
 defaults), for a best response in RRPS to sigma over three code opponents: the game's example
@@ -103,19 +103,23 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--matches", type=int, default=2, help="matches per opponent for u")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--temperature", type=float, default=0.8, help="sampling temperature of every call")
+    parser.add_argument("--model-sampling", action="store_true",
+                        help="the model's published top-p, top-k and repetition penalty (llm.model_sampling)")
     parser.add_argument("--levers", default=",".join(LEVERS))
     args = parser.parse_args()
     game = load_game("rrps")
     sources = [game.example_policy] + [f.read_text() for f in OPPONENT_FILES]
     opponents = tuple(Opponent(f"p{i}", w, code_policy(f"p{i}", src, game))
                       for i, (w, src) in enumerate(zip(WEIGHTS, sources)))
-    client = LLMClient(make_provider(LLMConfig(model=args.model, threads=args.threads)), concurrency=1)
+    client = LLMClient(make_provider(LLMConfig(model=args.model, threads=args.threads, model_sampling=args.model_sampling)), concurrency=1)
+    print(f"temperature {args.temperature:g}, seed {args.seed}, model sampling {args.model_sampling}", flush=True)
     print(f"| {args.model} | valid / {args.samples} at the first draw | after repairs | mean u | best u | s/sample |\n"
           "|---|---|---|---|---|---|", flush=True)
     with tempfile.TemporaryDirectory() as tmp, RunStore.create(f"{tmp}/run", {}) as store:
         sim = StoredSimulator(game, store, LocalBackend(), seed=0, limits=SandboxLimits())
         for name in args.levers.split(","):
-            ctx = OracleContext(game, Target(1, 0, opponents), LLMSession(client, 1, 0.8, args.seed),
+            ctx = OracleContext(game, Target(1, 0, opponents), LLMSession(client, 1, args.temperature, args.seed),
                                 MatchArena(game, sim, matches=args.matches),
                                 OracleConfig(samples=args.samples, max_tokens=args.max_tokens),
                                 StoreLog(store, 1, 0, lambda kind, data: None))

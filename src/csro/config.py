@@ -153,6 +153,9 @@ class LLMConfig(Section):
     base_url: str | None = Field(None, description="openai/gemini/anthropic: the server's base URL")
     api_key_env: str | None = Field(None, description="the environment variable holding the API key")
     temperature: float = Field(0.8, ge=0, le=2, description="sampling temperature of every call")
+    model_sampling: bool = Field(False, description="embedded: sample with the top-p, top-k and repetition penalty "
+                                 "the model's authors publish for it (csro.llm.models) instead of llama.cpp's "
+                                 "defaults (docs/oracles.md)")
     concurrency: int = Field(2, ge=1, le=64, description="LLM calls in flight at once")
     timeout_s: float = Field(300.0, gt=0, description="one attempt's time limit")
     retries: int = Field(3, ge=0, description="retries on 429, 5xx and timeouts, with exponential backoff")

@@ -7,6 +7,7 @@ import pytest
 from csro.config import LLMConfig
 from csro.errors import ConfigError
 from csro.llm import DEFAULT_MODEL, CallKey, LLMClient, LLMRequest, Message, make_provider
+from csro.llm.models import MODELS
 
 POLICY_PROMPT = (Message("system", "You are an expert Python programmer."),
                  Message("user", "Repeated rock-paper-scissors. Write a Python class Agent with a method "
@@ -69,6 +70,18 @@ def test_a_grammar_constrains_the_completion(client):
                                              seed=i) for i in range(4)])
     assert all(r.ok for r in replies), [r.error for r in replies]
     assert {r.text for r in replies} <= {"ROCK", "PAPER"}
+
+
+@pytest.mark.slow
+def test_model_sampling_samples_with_the_models_published_settings(client):
+    tuned = LLMClient(make_provider(LLMConfig(provider="embedded", threads=1, model_sampling=True)))
+    try:
+        assert tuned.provider.sampling == MODELS[DEFAULT_MODEL].sampling is not None
+        assert client.provider.sampling is None  # llama.cpp's defaults unless asked
+        first, again = tuned.complete_many([_request(0), _request(1)])  # same seed
+        assert first.ok and first.text.strip() and first.text == again.text
+    finally:
+        tuned.close()
 
 
 def test_a_generation_past_its_time_limit_is_an_error(client):

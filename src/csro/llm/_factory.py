@@ -23,7 +23,7 @@ from csro.llm.anthropic import AnthropicProvider
 from csro.llm.embedded import EmbeddedProvider
 from csro.llm.files import FilesProvider
 from csro.llm.gemini import GeminiProvider
-from csro.llm.models import DEFAULT_MODEL, ensure_model
+from csro.llm.models import DEFAULT_MODEL, MODELS, ensure_model
 from csro.llm.openai import OpenAIProvider
 from csro.llm.replay import Lookup, ReplayProvider
 
@@ -54,7 +54,9 @@ def _embedded(llm: LLMConfig, _: Lookup | None) -> Provider:
         named = "model" in llm.model_fields_set and llm.model
         return EmbeddedProvider(path, model=llm.model if named else path.stem, threads=llm.threads)
     name = llm.model or DEFAULT_MODEL
-    return EmbeddedProvider(ensure_model(name), model=name, threads=llm.threads)
+    path = ensure_model(name)  # refuses an unknown name
+    return EmbeddedProvider(path, model=name, threads=llm.threads,
+                            sampling=MODELS[name].sampling if llm.model_sampling else None)
 
 
 def _openai(llm: LLMConfig, _: Lookup | None) -> Provider:

@@ -9,7 +9,8 @@ Prompting: the chat is formatted with the model's own chat template (the GGUF me
 Qwen format, when a file has none), the assistant's turn is opened (generation prompt) and
 ``request.prefill`` appended, so the model writes the continuation. A GBNF ``grammar``
 constrains the completion. Sampling is seeded with ``request.seed``: the same request gives
-the same text. The model is loaded on the first call and serves one request at a time
+the same text; ``sampling`` (a model's published top-p, top-k and repetition penalty, see
+``csro.llm.models``) replaces llama.cpp's defaults for those. The model is loaded on the first call and serves one request at a time
 (``max_concurrency = 1``). ``timeout_s`` stops a generation that runs longer; the stopped
 call is an error, not retried (it would take as long again).
 
@@ -19,12 +20,14 @@ the model's vocabulary only (no weights loaded), for ``csro run --estimate``.
 
 from __future__ import annotations
 
+import dataclasses
 import pathlib
 import threading
 import time
 from typing import Any
 
 from csro.llm._types import LLMReply, LLMRequest, Message
+from csro.llm.models import Sampling
 from csro.errors import ProviderError
 
 N_CTX = 4096  # prompts of 2-3k tokens plus a policy-sized completion
@@ -43,8 +46,9 @@ class EmbeddedProvider:
     grammar = True
 
     def __init__(self, path: str | pathlib.Path, *, model: str | None = None, threads: int | None = None,
-                 n_ctx: int = N_CTX):
+                 n_ctx: int = N_CTX, sampling: Sampling | None = None):
         self.path = pathlib.Path(path)
+        self.sampling = sampling
         self.model = model or self.path.stem
         self.threads = threads or DEFAULT_THREADS
         self.n_ctx = n_ctx
@@ -98,7 +102,8 @@ class EmbeddedProvider:
                 out = self._llama.create_completion(
                     prompt, max_tokens=request.max_tokens, temperature=request.temperature, seed=request.seed,
                     stop=list(request.stop) + template_stop, grammar=grammar,
-                    stopping_criteria=StoppingCriteriaList([past_deadline]))
+                    stopping_criteria=StoppingCriteriaList([past_deadline]),
+                    **(dataclasses.asdict(self.sampling) if self.sampling else {}))
             except ValueError as exc:  # e.g. the prompt does not fit the context
                 raise ProviderError(f"llama.cpp: {exc}", retryable=False) from None
         if expired:

