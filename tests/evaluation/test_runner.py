@@ -84,6 +84,13 @@ def test_a_failing_policy_forfeits_and_the_others_complete(rrps, source, reason)
     assert result.forfeit_details("bad")[0]["reason"] == reason
 
 
+def test_a_reply_of_the_wrong_type_names_the_call_that_returned_it(rrps):
+    bad = code_policy("bad", NOT_A_STRING, rrps)
+    result = evaluate(rrps, [bad], _bots(rrps, ["rotatebot"]), matches=1, processes=1, limits=FAST)
+    detail = result.forfeit_details("bad")[0]["detail"]
+    assert detail == "act returned int, not a string, when called as act({'my_action': None, 'opponent_action': None})"
+
+
 def test_two_player_seats_alternate(rrps):
     policy, bot = code_policy("rock", ROCK_ONLY, rrps), _bots(rrps, ["rotatebot"])[0]
     chunks = plan_chunks("rrps", 2, [(policy, bot)], 4, 0, FAST)

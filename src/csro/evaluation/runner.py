@@ -268,7 +268,8 @@ def play_chunk(chunk: Chunk, observer: Observer | None = None) -> list[MatchResu
                         continue
                     result = Forfeit(Reason.TIMEOUT, f"match wall-clock limit {match_seconds}s exceeded")
                 elif result.__class__ is not forfeit_cls:
-                    result = Forfeit(Reason.MALFORMED, f"{r.method} returned {type(result).__name__}, not a string")
+                    result = Forfeit(Reason.MALFORMED, f"{r.method} returned {type(result).__name__}, not a string, "
+                                                       f"when called as {_call_text(r)}")
                 lose(seat.match, r.seat, result)
             items.clear()
         rounds = []
@@ -359,6 +360,11 @@ def _tracer(chunk: Chunk, lines: list[list[str]], then: Observer | None) -> Obse
             then(m, requests, replies)
 
     return observe
+
+
+def _call_text(request) -> str:
+    """The call a policy answered wrongly, as Python (so a repair sees the input that broke it)."""
+    return _short(f"{request.method}({', '.join(map(repr, request.args))})", 300)
 
 
 def _short(value: object, width: int = 160) -> str:
