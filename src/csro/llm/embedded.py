@@ -10,8 +10,8 @@ Qwen format, when a file has none), the assistant's turn is opened (generation p
 ``request.prefill`` appended, so the model writes the continuation. A GBNF ``grammar``
 constrains the completion. Sampling is seeded with ``request.seed``: the same request gives
 the same text; ``sampling`` (a model's published top-p, top-k and repetition penalty, see
-``csro.llm.models``) replaces llama.cpp's defaults for those. The model is loaded on the first call and serves one request at a time
-(``max_concurrency = 1``). ``timeout_s`` stops a generation that runs longer; the stopped
+``csro.llm.models``) replaces llama.cpp's defaults for those. The model is loaded on the
+first call and serves one request at a time (``max_concurrency = 1``). ``timeout_s`` stops a generation that runs longer; the stopped
 call is an error, not retried (it would take as long again).
 
 ``count_tokens`` counts a chat's prompt tokens exactly as ``complete`` would send them, with
