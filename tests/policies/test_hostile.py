@@ -15,6 +15,7 @@ import uuid
 import pytest
 
 from csro.policies import Call, Forfeit, PolicyWorker, Reason, SandboxLimits
+from csro.policies._layers import LAYERS
 
 SECRET = "sk-csro-test-secret-0f9e8d7c"
 R = Reason
@@ -26,7 +27,7 @@ class Case:
     body: str  # the body of act(self), or of the module when where == "module"
     reasons: tuple[Reason, ...]  # acceptable outcomes of the act call (or of start())
     where: str = "act"
-    isolation: str = "auto"
+    layers: tuple = LAYERS  # the kernel layers under the worker (() = the audit hook alone)
     limits: dict = dataclasses.field(default_factory=dict)
     check: str = ""  # name of an extra side-effect check below
     alive: bool | None = None  # whether the worker must survive the call
@@ -71,7 +72,7 @@ CASES = [
     Case("socket_connect", "import socket\nsocket.create_connection(('127.0.0.1', PORT), "
          "timeout=0.5)\nreturn 'rock'", (R.FORBIDDEN,), check="no_connection"),
     Case("socket_connect_hook_mode", "import socket\ns = socket.socket()\n"
-         "s.connect(('127.0.0.1', PORT))\nreturn 'rock'", (R.FORBIDDEN,), isolation="hook",
+         "s.connect(('127.0.0.1', PORT))\nreturn 'rock'", (R.FORBIDDEN,), layers=(),
          check="no_connection"),
     Case("raw_socket_call", "import _socket\n_socket.socket().connect(('127.0.0.1', PORT))",
          (R.FORBIDDEN,), check="no_connection"),
@@ -82,7 +83,7 @@ CASES = [
          ".read().decode()", (R.FORBIDDEN,), check="no_secret"),
     Case("read_parent_environ_hook_mode", "try:\n    return open('/proc/%d/environ' % "
          "os.getppid()).read()\nexcept OSError as e:\n    return str(e)", (R.FORBIDDEN,),
-         isolation="hook", check="no_secret"),
+         layers=(), check="no_secret"),
     Case("write_file_in_cwd", "open('pwned.txt', 'w').write('x')\nreturn 'rock'",
          (R.FORBIDDEN,), check="cwd_empty"),
     Case("write_file_in_tmp", "with open(MARKER, 'w') as f:\n    f.write('x')\nreturn 'rock'",
@@ -100,7 +101,7 @@ CASES = [
     Case("kill_other_process", "os.kill(VICTIM_PID, 9)", (R.FORBIDDEN,),
          check="victim_alive"),
     Case("kill_other_process_hook_mode", "os.kill(VICTIM_PID, 9)", (R.FORBIDDEN,),
-         isolation="hook", check="victim_alive"),
+         layers=(), check="victim_alive"),
     Case("killpg_parent", "os.killpg(os.getpgid(os.getppid()), 9)", (R.FORBIDDEN,)),
     Case("pidfd_kill", "import signal\nsignal.pidfd_send_signal(os.pidfd_open(VICTIM_PID), 9)",
          (R.FORBIDDEN,), check="victim_alive"),
@@ -234,7 +235,7 @@ def test_hostile_policy(case, listener, victim, tmp_path, monkeypatch):
                               "start_seconds": 10, "output_bytes": 4000, **case.limits})
     neighbour = Neighbour()
     try:
-        with PolicyWorker(source(case, names), "P", limits, isolation=case.isolation) as w:
+        with PolicyWorker(source(case, names), "P", limits, layers=case.layers) as w:
             started = w.start()
             if case.where == "module":
                 result = started

@@ -48,14 +48,13 @@ import threading
 import time
 import weakref
 from collections.abc import Sequence
-from functools import lru_cache
 
 from csro.errors import ConfigError, SandboxError
+from csro.policies import _layers
 from csro.policies._types import Call, Forfeit, Reason, Result, SandboxLimits
 
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_worker.py")
-MODES = ("auto", "netns", "userns", "hook")
-_EXIT_SETUP, _EXIT_CHANNEL = 70, 71
+_EXIT_SETUP, _EXIT_CHANNEL, _EXIT_LAYER = 70, 71, 72
 _CALL_REASONS = {"exception": Reason.EXCEPTION, "malformed": Reason.MALFORMED,
                  "forbidden": Reason.FORBIDDEN}
 _START_REASONS = {"compile_error": Reason.COMPILE_ERROR, "forbidden": Reason.FORBIDDEN}
@@ -105,42 +104,17 @@ def _reject_constant(name: str) -> None:
 _decode = json.JSONDecoder(parse_constant=_reject_constant).decode
 
 
-def _unshare() -> str | None:
-    return shutil.which("unshare") or next(
-        (p for p in ("/usr/bin/unshare", "/bin/unshare") if os.access(p, os.X_OK)), None)
-
-
-def _works(prefix: list[str]) -> bool:
-    try:
-        return subprocess.run(prefix + [sys.executable, "-S", "-c", ""], env={},
-                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, timeout=10).returncode == 0
-    except (OSError, subprocess.SubprocessError):
-        return False
-
-
-@lru_cache(maxsize=None)
-def _prefixes() -> dict[str, list[str]]:
-    """The launch prefix of each isolation mode that works on this machine (probed once)."""
-    found: dict[str, list[str]] = {"hook": []}
-    unshare = _unshare()
-    if unshare is None:
-        return found
-    if os.geteuid() == 0:
-        if _works([unshare, "-n", "--"]):
-            found["netns"] = [unshare, "-n", "--"]
-    else:
-        for flags in (["-U", "-c", "-n"], ["-r", "-n"]):
-            if _works([unshare, *flags, "--"]):
-                found["userns"] = [unshare, *flags, "--"]
-                break
-    return found
-
-
-def isolation_mode() -> str:
-    """What ``isolation="auto"`` resolves to here: "netns", "userns" or "hook"."""
-    found = _prefixes()
-    return next(m for m in ("netns", "userns", "hook") if m in found)
+def check_layers() -> dict:
+    """The kernel layers this machine gives a policy worker, found by starting one (every
+    layer allowed to be missing, so that it starts) and reading what it applied: a dict with
+    ``namespaces`` (the names), ``hidden`` (paths), ``landlock`` (ABI and parts), ``seccomp``,
+    ``uid`` and ``missing`` (layer -> why)."""
+    with PolicyWorker("class P:\n    pass\n", "P",
+                      SandboxLimits(memory_mb=256, allow_missing=_layers.LAYERS)) as w:
+        failed = w.start()
+        if failed is not None:
+            raise SandboxError(f"a probe worker could not start: {failed.describe()}")
+        return dict(w.layers)
 
 
 class _Dead(Exception):
@@ -213,14 +187,17 @@ class PolicyWorker:
     """
 
     def __init__(self, source: str, class_name: str, limits: SandboxLimits = SandboxLimits(),
-                 *, isolation: str = "auto", seed: int = 0):
-        if isolation not in MODES:
-            raise ConfigError(f"unknown sandbox isolation {isolation!r}; use one of {MODES}")
+                 *, layers: Sequence[str] = _layers.LAYERS, seed: int = 0,
+                 python_layer: bool = True):
+        unknown = set(layers) - set(_layers.LAYERS)
+        if unknown:
+            raise ConfigError(f"unknown sandbox layer(s) {sorted(unknown)}; the layers are "
+                              f"{_layers.LAYERS}")
         self.source, self.class_name, self.limits = source, class_name, limits
-        self.isolation = isolation_mode() if isolation == "auto" else isolation
-        if self.isolation not in _prefixes():
-            raise SandboxError(f"sandbox isolation {self.isolation!r} is not available here "
-                               f"(available: {', '.join(_prefixes())})")
+        self.want = tuple(n for n in _layers.LAYERS if n in layers)
+        self.python_layer = python_layer
+        self.allow_missing = _layers.allow_missing(limits.allow_missing)
+        self.layers: dict = {}  # what the worker applied, from its ready frame
         self.seed = int(seed)
         self.dead_reason: Forfeit | None = None
         self._started = self._closed = self._ready = False
@@ -260,9 +237,8 @@ class PolicyWorker:
         self._spawn()
         source = _encode([0, self.source, self.class_name]).encode()
         try:
-            ready = self._exchange(len(source).to_bytes(4, "big") + source, deadline)
-            if ready != b'["ready"]':
-                raise _Dead(Forfeit(Reason.MALFORMED, "the worker's first frame is wrong"))
+            self.layers = self._ready_frame(
+                self._exchange(len(source).to_bytes(4, "big") + source, deadline))
             self._ready = True
             results = self._parse(self._exchange(b"", deadline), 0, 1, _START_REASONS)
         except _Dead as dead:
@@ -287,7 +263,7 @@ class PolicyWorker:
     def __repr__(self) -> str:
         state = "closed" if self._closed else ("alive" if self.alive else
                                                 f"dead: {self.dead_reason}")
-        return f"<PolicyWorker {self.class_name} {self.isolation} {state}>"
+        return f"<PolicyWorker {self.class_name} {'+'.join(self.want) or 'hook'} {state}>"
 
     # ------------------------------------------------------------------ calls
 
@@ -341,6 +317,18 @@ class PolicyWorker:
 
     # ------------------------------------------------------------------ internals
 
+    @staticmethod
+    def _ready_frame(frame: bytes) -> dict:
+        """The worker's first frame: ``["ready", layers applied]``."""
+        try:
+            ready = _decode(frame.decode("utf-8"))
+        except (ValueError, RecursionError):
+            ready = None
+        if type(ready) is not list or len(ready) != 2 or ready[0] != "ready" or \
+                type(ready[1]) is not dict:
+            raise _Dead(Forfeit(Reason.MALFORMED, "the worker's first frame is wrong"))
+        return ready[1]
+
     def _spawn(self) -> None:
         p = self._p
         p.workdir = tempfile.mkdtemp(prefix="csro-policy-")
@@ -349,14 +337,15 @@ class PolicyWorker:
         rep_r, rep_w = os.pipe()
         out_r, out_w = os.pipe()
         p.fds = [req_w, rep_r, out_r]
-        root = os.geteuid() == 0
+        layers = self.want
         cfg = {"req": req_r, "rep": rep_w, "memory_mb": int(self.limits.memory_mb),
                "cpu_seconds": max(1, int(self.limits.cpu_seconds)),
                "max_frame": int(self.limits.max_frame_bytes), "seed": self.seed,
-               "drop": root and self.isolation != "userns", "ppid": os.getpid(),
+               "ppid": os.getpid(), "layers": layers, "python_layer": self.python_layer, "allow_missing": sorted(self.allow_missing),
+               "hide": _layers.hidden_paths(),
+               "seccomp": _seccomp_hex(self.allow_missing) if "seccomp" in layers else "",
                "pdeathsig": threading.current_thread() is threading.main_thread()}
-        cmd = _prefixes()[self.isolation] + [sys.executable, "-P", "-s", WORKER,
-                                             json.dumps(cfg)]
+        cmd = [sys.executable, "-P", "-s", WORKER, json.dumps(cfg)]
         try:
             p.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w,
                                       pass_fds=(req_r, rep_w), cwd=p.workdir, env=dict(_ENV),
@@ -485,11 +474,21 @@ class PolicyWorker:
                                          cpu >= self.limits.cpu_seconds - 0.05):
                 return Forfeit(Reason.CPU_LIMIT, f"CPU time limit of "
                                                  f"{self.limits.cpu_seconds} s exceeded")
+            if sig == signal.SIGSYS:
+                return Forfeit(Reason.FORBIDDEN, "the seccomp layer stopped a forbidden system "
+                                                 "call (the worker was killed by SIGSYS; see "
+                                                 "docs/sandbox.md for the calls it refuses)")
             if sig == signal.SIGKILL and rss_kib * 1024 >= 0.9 * self.limits.memory_mb * 2**20:
                 return Forfeit(Reason.MEMORY, f"killed while using {rss_kib // 1024} MB "
                                               f"(memory limit {self.limits.memory_mb} MB)")
             return Forfeit(Reason.CRASH, f"killed by {signal.Signals(sig).name}{tail}")
         code = os.WEXITSTATUS(status)
+        if not self._ready and code == _EXIT_LAYER:  # fail closed: name the layer
+            self._p.release()
+            line = next((ln for ln in self.output().splitlines()
+                         if ln.startswith("csro sandbox layer missing: ")), "")
+            layer, _, detail = line[len("csro sandbox layer missing: "):].partition(": ")
+            raise SandboxError(_layers.missing_message(layer or "?", detail or "no detail"))
         if not self._ready:  # no policy code has run yet: the machine's fault, not the policy's
             self._p.release()
             raise SandboxError("the policy worker could not set up its sandbox (exit status "
@@ -559,6 +558,17 @@ class PolicyWorker:
             else:
                 raise _Dead(Forfeit(Reason.MALFORMED, "a malformed result entry"))
         return values
+
+
+def _seccomp_hex(allow_missing: frozenset[str]) -> str:
+    """The seccomp program for the worker, or "" where it cannot be built and the user
+    allowed the seccomp layer to be missing (the worker then reports it missing)."""
+    try:
+        return _layers.seccomp_program().hex()
+    except SandboxError as e:
+        if "seccomp" in allow_missing:
+            return ""
+        raise SandboxError(_layers.missing_message("seccomp", str(e))) from None
 
 
 def _clean(text: str) -> str:

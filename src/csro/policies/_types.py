@@ -75,6 +75,8 @@ class SandboxLimits:
       match_seconds: wall-clock limit summed over one match's round trips (runner-enforced).
       output_bytes: stdout/stderr bytes kept per worker (the rest is discarded).
       max_frame_bytes: the largest reply frame accepted from a worker.
+      allow_missing: kernel layers ("namespaces", "landlock", "seccomp") the user allows to
+        be missing; any other layer that cannot be applied stops the worker (fail closed).
     """
 
     memory_mb: int = 1024
@@ -84,6 +86,7 @@ class SandboxLimits:
     match_seconds: float = 60.0
     output_bytes: int = 64_000
     max_frame_bytes: int = 4_000_000
+    allow_missing: tuple[str, ...] = ()
 
 
 class Call(NamedTuple):

@@ -57,7 +57,11 @@ import math, random, collections, itertools, functools, heapq, bisect, re, strin
 import typing, dataclasses, enum, copy, operator, ctypes  # noqa: E401,F401
 import _posixsubprocess  # loaded here only to be replaced by a stub below
 
-EXIT_SETUP, EXIT_CHANNEL = 70, 71
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _kernel  # noqa: E402  the kernel layers (standalone, like this file)
+del sys.path[0], sys.modules["_kernel"]  # not importable by the policy
+
+EXIT_SETUP, EXIT_CHANNEL, EXIT_LAYER = 70, 71, 72
 UID_BASE = 2_000_000_000
 MAX_DEPTH = 64
 DETAIL_CHARS = 1500
@@ -70,6 +74,8 @@ def _limit(which, soft, hard=None):
 
 
 def _setup(cfg):
+    """Everything before the policy: rlimits, the kernel layers, the stubs. Returns (the paths
+    the audit hook lets the policy read, the layers applied as the ready frame reports them)."""
     mem = cfg["memory_mb"] * 1024 * 1024
     _limit(resource.RLIMIT_AS, mem)
     _limit(resource.RLIMIT_CPU, cfg["cpu_seconds"], cfg["cpu_seconds"] + 1)
@@ -80,39 +86,56 @@ def _setup(cfg):
         bytearray(16 * 1024 * 1024)
     except MemoryError:
         raise RuntimeError("memory_mb=%d leaves no room to run a policy" % cfg["memory_mb"])
-    random.seed(cfg["seed"])
     sys.dont_write_bytecode = True
+    root = os.geteuid() == 0
+    if cfg["pdeathsig"]:  # die with the parent
+        _kernel.prctl_pdeathsig()
+        if os.getppid() != cfg["ppid"]:
+            os._exit(EXIT_SETUP)
+    applied, want = {}, cfg["layers"]
+    keeper = os.getpid()  # the process the parent started (not pid 1 of a pid namespace)
+    if "namespaces" in want:
+        names, keeper = _layer(cfg, "namespaces", _kernel.enter_namespaces, root) or ([], keeper)
+        applied["namespaces"] = names
 
-    dirs = []  # (real path, path used for imports from now on)
+    # The Python path, kept reachable through directory fds: the mount namespace hides some of
+    # it (a venv under $HOME or /tmp) and a dropped uid may not traverse it; Landlock's rules
+    # are made from the same fds. Imports go through /proc/self/fd/N from now on.
+    dirs = []  # (real path, fd)
     for p in sys.path:
         rp = os.path.realpath(p)
         if os.path.isdir(rp) and rp not in (d for d, _ in dirs):
-            dirs.append((rp, rp))
-    if cfg["drop"]:
-        dirs = [(rp, "/proc/self/fd/%d" % os.open(rp, os.O_RDONLY | os.O_DIRECTORY))
-                for rp, _ in dirs]
-        uid = UID_BASE + os.getpid()
+            dirs.append((rp, os.open(rp, os.O_RDONLY | os.O_DIRECTORY)))
+    files = [os.open(f, os.O_RDONLY) for f in _READ_FILES if os.path.exists(f)]
+    libs = [os.open(d, os.O_RDONLY | os.O_DIRECTORY) for d in
+            sorted({os.path.realpath(d) for d in _LIB_DIRS if os.path.isdir(d)})]
+    if applied.get("namespaces"):
+        applied["hidden"] = _layer(cfg, "namespaces", _kernel.hide, cfg["hide"]) or []
+    if root:  # a uid/gid of its own, so that the kernel keeps it from every other process
+        uid = UID_BASE + keeper
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
         if os.getuid() != uid or os.geteuid() != uid:
             raise RuntimeError("could not drop privileges")
-        sys.path[:] = [alias for _, alias in dirs]
-        for mod in list(sys.modules.values()):  # packages imported before the drop
-            path = getattr(mod, "__path__", None)
-            if type(path) is list:
-                for i, entry in enumerate(path):
-                    for rp, alias in dirs:
-                        if type(entry) is str and (entry + "/").startswith(rp + "/"):
-                            path[i] = alias + entry[len(rp):]
+    elif applied.get("namespaces"):  # root of its own user namespace: give that up
+        _layer(cfg, "namespaces", _kernel.drop_capabilities)
+    aliases = [(rp, "/proc/self/fd/%d" % fd) for rp, fd in dirs]
+    sys.path[:] = [alias for _, alias in aliases]
+    for mod in list(sys.modules.values()):  # packages imported before: their __path__ too
+        path = getattr(mod, "__path__", None)
+        if type(path) is list:
+            for i, entry in enumerate(path):
+                for rp, alias in aliases:
+                    if type(entry) is str and (entry + "/").startswith(rp + "/"):
+                        path[i] = alias + entry[len(rp):]
     _limit(resource.RLIMIT_NPROC, 0)
-    if cfg["pdeathsig"]:  # die with the parent (set after the uid change, which clears it)
-        ctypes.CDLL(None).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
-        if os.getppid() != cfg["ppid"]:
-            os._exit(EXIT_SETUP)
+    random.seed(cfg["seed"])  # after the fork into the pid namespace, which reseeds it
+    if cfg["pdeathsig"] or keeper != os.getpid():  # die with the keeper or the parent
+        _kernel.prctl_pdeathsig()  # (again: a uid change clears it)
     # Unaudited primitives (file creation, signals by pidfd, threads) become stubs that raise
     # an audit event the hook refuses, so that trying them is recorded as FORBIDDEN.
-    for mod, names in ((os, ("mkfifo", "mknod", "pidfd_open")),
+    for mod, names in () if not cfg["python_layer"] else ((os, ("mkfifo", "mknod", "pidfd_open")),
                        (sys.modules.get("posix"), ("mkfifo", "mknod", "pidfd_open")),
                        (sys.modules.get("signal"), ("pidfd_send_signal",)),
                        (sys.modules.get("_signal"), ("pidfd_send_signal",)),
@@ -122,9 +145,34 @@ def _setup(cfg):
         for name in names:
             if mod is not None and hasattr(mod, name):
                 setattr(mod, name, _stub("%s.%s" % (mod.__name__, name)))
-    readable = tuple(d for pair in dirs for d in pair)
+    if "landlock" in want:
+        applied["landlock"] = _layer(cfg, "landlock", _kernel.landlock,
+                                     [fd for _, fd in dirs] + libs, files)
+    for fd in libs + files:
+        os.close(fd)
+    if "seccomp" in want:
+        applied["seccomp"] = _layer(cfg, "seccomp", _kernel.seccomp,
+                                    bytes.fromhex(cfg["seccomp"])) is not None
+    applied["uid"] = "private" if root else ("mapped" if applied.get("namespaces") else "caller")
+    applied["missing"] = cfg.get("missing", {})
+    readable = tuple(d for rp, alias in aliases for d in (rp, alias))
     readable += ("/dev/null", "/dev/urandom")
-    return readable
+    return readable, applied
+
+
+def _layer(cfg, name, apply, *args):
+    """Apply one kernel layer. When it cannot be applied: exit with EXIT_LAYER (the parent
+    raises the fail-closed error) unless the user allowed it to be missing; then None."""
+    try:
+        got = apply(*args)
+        return True if got is None else got
+    except (_kernel.LayerError, OSError) as e:
+        if name in cfg["allow_missing"]:
+            cfg.setdefault("missing", {})[name] = str(e)
+            return None
+        sys.stderr.write("csro sandbox layer missing: %s: %s\n" % (name, e))
+        sys.stderr.flush()
+        os._exit(EXIT_LAYER)
 
 
 def _stub(name, audit=sys.audit):
@@ -133,6 +181,11 @@ def _stub(name, audit=sys.audit):
         raise PermissionError("csro sandbox: forbidden: " + name)
     return forbidden
 
+
+# Read-only for the dynamic loader (C extensions such as numpy's load system libraries), in
+# the Landlock allow-list beside the Python path; the audit hook does not see the loader.
+_LIB_DIRS = ("/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib")
+_READ_FILES = ("/dev/null", "/dev/urandom", "/etc/ld.so.cache")
 
 # Refused outright (exact event names, then prefixes).
 _DENY = frozenset("""
@@ -334,15 +387,16 @@ def main():
     read_frame, send = _reader(cfg["req"]), _writer(cfg["rep"])
     max_frame = cfg["max_frame"]
     try:
-        readable = _setup(cfg)
+        readable, layers = _setup(cfg)
         rec = []
         bc = getattr(sys.modules.get("_frozen_importlib_external"), "_compile_bytecode", None)
-        sys.addaudithook(_make_hook(readable, rec, bc_code=getattr(bc, "__code__", None)))
+        if cfg["python_layer"]:
+            sys.addaudithook(_make_hook(readable, rec, bc_code=getattr(bc, "__code__", None)))
     except BaseException as e:
         sys.stderr.write("csro worker setup failed: %r\n" % (e,))
         sys.stderr.flush()
         os._exit(EXIT_SETUP)
-    send('["ready"]')
+    send(_encode(["ready", layers]))
     out_streams = (sys.stdout, sys.stderr)
 
     def flush():
@@ -419,8 +473,7 @@ def _run_batch(objects, cls, calls, rec, max_frame,
         except (MemoryError, SystemExit):
             raise
         except BaseException as e:
-            errors.append([len(values)] + (["forbidden", rec[0]] if rec else
-                                           ["exception", _short_tb(e)]))
+            errors.append([len(values)] + (["forbidden", rec[0]] if rec else _failure(e)))
             values.append(None)
             continue
         if rec:
@@ -450,6 +503,22 @@ def _not_plain(v, method, max_frame):
     if size > max_frame:
         return "%s() returned a value larger than %d bytes" % (method, max_frame)
     return None
+
+
+_DENIALS = (1, 13, 30)  # EPERM, EACCES, EROFS: what the kernel layers answer
+
+
+def _denied(e):
+    """Whether an exception is the kernel refusing an operation (a Landlock rule, a
+    read-only mount of the sandbox), not the policy's own error."""
+    return isinstance(e, OSError) and e.errno in _DENIALS
+
+
+def _failure(e):
+    """[reason, detail] of a policy exception: a kernel denial is a forbidden operation."""
+    if _denied(e):
+        return ["forbidden", "denied by the sandbox's kernel layers: " + _short_tb(e)]
+    return ["exception", _short_tb(e)]
 
 
 class _NotPlain(Exception):
@@ -493,6 +562,8 @@ def _compile(source, class_name, rec):
     except BaseException as e:
         if rec:
             return None, ["forbidden", rec[0]]
+        if _denied(e):
+            return None, _failure(e)
         return None, ["compile_error", "the module raised: " + _short_tb(e)]
     if rec:
         return None, ["forbidden", rec[0]]
