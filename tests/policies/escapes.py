@@ -1,0 +1,265 @@
+"""A corpus of sandbox escape attempts, and a runner that checks each left no trace.
+
+Each attempt is the body of a policy's ``act``; it plays the attack and returns "rock" so
+that, were the attack to succeed, the match would go on as normal. The kinds follow the
+escapes issue 25 saw (files read, the worker's stubs undone, files made/renamed/removed, Unix
+sockets, exec, the parent's environment, persistence) and go beyond (ptrace, process_vm,
+io_uring, bpf, namespaces, raw system calls), each tried in more than one way.
+
+Run twice by ``test_escapes.py``: as the user running the tests (root in CI), and, when
+that is root, as an ordinary user through ``python escapes.py`` (this file imports only
+``csro.policies`` and the standard library, so it runs from a copy readable by that user).
+Each attempt runs with the worker's Python layer (stubs and audit hook) on, and off, as an
+attacker who switched it off would have it: the kernel layers alone must contain it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import uuid
+
+from csro.policies import Call, Forfeit, PolicyWorker, Reason, SandboxLimits, check_layers
+
+from csro.policies._layers import LAYERS  # noqa: E402
+
+SECRET = "sk-csro-escape-secret-5e1f"
+LIBC = ("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        "def ok(rc):  # a failed call raises as Python's own calls do\n"
+        "    if rc < 0:\n        e = ctypes.get_errno()\n        raise OSError(e, os.strerror(e))\n"
+        "    return rc\n")
+
+# (name, kind, body). Names in CAPITALS are filled in by the runner.
+ATTEMPTS = [
+    # -- reading what the policy was not given
+    ("read_key_open", "read", "return open(KEY).read()"),
+    ("read_key_os_open", "read", "fd = os.open(KEY, os.O_RDONLY)\nreturn os.read(fd, 200).decode()"),
+    ("read_key_fileio", "read", "import io\nreturn io.FileIO(KEY).read().decode()"),
+    ("read_key_via_proc_root", "read", "return open('/proc/self/root' + KEY).read()"),
+    ("read_key_ctypes", "read", LIBC + "fd = ok(libc.open(KEY.encode(), 0))\nbuf = ctypes.create_string_buffer(200)\n"
+     "ok(libc.read(fd, buf, 200))\nreturn buf.value.decode()"),
+    ("read_world_readable", "read", "return open('/etc/passwd').read()"),
+    ("list_home", "read", "return os.listdir(HOME)"),
+    ("read_parent_environ", "read", "return open('/proc/%d/environ' % PPID, 'rb').read().decode()"),
+    ("read_parent_cmdline_fd", "read", "return os.listdir('/proc/%d/fd' % PPID)"),
+    ("read_parent_memory", "read", "f = open('/proc/%d/mem' % PPID, 'rb')\nreturn f.read(1).hex()"),
+    # -- files made, changed or removed
+    ("create_in_world_writable", "files", "open(WW + '/pwned', 'w').write('x')\nreturn 'rock'"),
+    ("create_exclusive_os_open", "files", "os.open(WW + '/pwned', os.O_CREAT | os.O_EXCL | os.O_WRONLY)\nreturn 'rock'"),
+    ("create_in_home", "files", "open(HOMEDIR + '/pwned', 'w')\nreturn 'rock'"),
+    ("mkfifo_fresh_posix", "files", "import importlib.machinery, importlib.util\n"
+     "m = importlib.util.module_from_spec(importlib.machinery.BuiltinImporter.find_spec('posix'))\n"
+     "m.mkfifo(WW + '/fifo')\nreturn 'rock'"),
+    ("mknod_ctypes", "files", LIBC + "ok(libc.mknod((WW + '/node').encode(), 0o10644, 0))\nreturn 'rock'"),
+    ("mkdir", "files", "os.mkdir(WW + '/dir')\nreturn 'rock'"),
+    ("rename_victim", "files", "os.rename(VICTIM, VICTIM + '.moved')\nreturn 'rock'"),
+    ("unlink_victim", "files", "os.unlink(VICTIM)\nreturn 'rock'"),
+    ("truncate_victim", "files", "os.truncate(VICTIM, 0)\nreturn 'rock'"),
+    ("open_victim_for_update", "files", "open(VICTIM, 'r+').truncate(0)\nreturn 'rock'"),
+    ("append_victim", "files", "open(VICTIM, 'a').write('pwned')\nreturn 'rock'"),
+    ("symlink_in_world_writable", "files", "os.symlink('/etc/passwd', WW + '/link')\nreturn 'rock'"),
+    ("hardlink_victim", "files", "os.link(VICTIM, WW + '/hardlink')\nreturn 'rock'"),
+    ("chmod_victim", "files", "os.chmod(VICTIM, 0o777)\nreturn 'rock'"),
+    ("utime_victim", "files", "os.utime(VICTIM, (0, 0))\nreturn 'rock'"),
+    ("rename_ctypes", "files", LIBC + "ok(libc.rename(VICTIM.encode(), (WW + '/r').encode()))\nreturn 'rock'"),
+    # -- persistence outside the sandbox
+    ("bashrc_append", "persist", "open(HOME + '/.bashrc', 'a').write('\\n# ' + MARK + '\\n')\nreturn 'rock'"),
+    ("bashrc_symlink", "persist", "os.symlink(WW + '/polyglot', HOMEDIR + '/.bashrc')\nreturn 'rock'"),
+    ("pth_in_user_venv", "persist", "open(SITE + '/evil.pth', 'w').write('import os')\nreturn 'rock'"),
+    # -- sockets
+    ("unix_socket_in_tmp", "sockets", "import socket\ns = socket.socket(socket.AF_UNIX)\ns.connect(USOCK_WW)\nreturn 'rock'"),
+    ("unix_socket_in_home", "sockets", "import _socket\ns = _socket.socket(_socket.AF_UNIX)\ns.connect(USOCK_HOME)\nreturn 'rock'"),
+    ("unix_socket_ctypes", "sockets", LIBC + "ok(libc.socket(1, 1, 0))\nreturn 'rock'"),
+    ("abstract_unix_socket", "sockets", "import socket\ns = socket.socket(socket.AF_UNIX)\ns.connect('\\0' + ABSTRACT)\nreturn 'rock'"),
+    ("tcp_loopback", "sockets", "import socket\nsocket.create_connection(('127.0.0.1', PORT), timeout=1)\nreturn 'rock'"),
+    ("udp_loopback", "sockets", "import socket\nsocket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', ('127.0.0.1', PORT))\nreturn 'rock'"),
+    # -- starting anything
+    ("exec_shell", "exec", "os.execv('/bin/sh', ['sh', '-c', 'touch ' + WW + '/exec'])"),
+    ("exec_python", "exec", "os.execve(sys.executable, [sys.executable, '-c', 'open(%r, \"w\")' % (WW + '/exec')], {})"),
+    ("posix_spawn", "exec", "os.posix_spawn('/bin/touch', ['touch', WW + '/exec'], {})\nreturn 'rock'"),
+    ("fork_ctypes", "exec", LIBC + "if ok(libc.fork()) == 0:\n    os._exit(0)\nreturn 'rock'"),
+    ("execve_ctypes", "exec", LIBC + "libc.execv(b'/bin/touch', (ctypes.c_char_p * 3)(b'touch', (WW + '/exec').encode(), None))\nreturn 'rock'"),
+    # -- other processes of the user
+    ("kill_victim", "processes", "os.kill(VICTIM_PID, signal.SIGKILL)\nreturn 'rock'"),
+    ("killpg_victim", "processes", "os.killpg(VICTIM_PID, signal.SIGKILL)\nreturn 'rock'"),
+    ("pidfd_kill_victim", "processes", "signal.pidfd_send_signal(os.pidfd_open(VICTIM_PID), signal.SIGKILL)\nreturn 'rock'"),
+    ("kill_ctypes", "processes", LIBC + "ok(libc.kill(VICTIM_PID, 9))\nreturn 'rock'"),
+    ("ptrace_parent", "processes", LIBC + "ok(libc.ptrace(16, PPID, 0, 0))\nreturn 'rock'"),
+    ("process_vm_readv_parent", "processes", LIBC + "ok(libc.syscall(310, PPID, 0, 0, 0, 0, 0))\nreturn 'rock'"),
+    # -- the kernel's other doors
+    ("unshare_user_namespace", "kernel", LIBC + "ok(libc.unshare(0x10000000))\nreturn 'rock'"),
+    ("mount_tmpfs", "kernel", LIBC + "ok(libc.mount(b'x', b'/tmp', b'tmpfs', 0, None))\nreturn 'rock'"),
+    ("io_uring_setup", "kernel", LIBC + "p = ctypes.create_string_buffer(120)\nok(libc.syscall(425, 4, p))\nreturn 'rock'"),
+    ("bpf", "kernel", LIBC + "ok(libc.syscall(321, 0, None, 0))\nreturn 'rock'"),
+    ("userfaultfd", "kernel", LIBC + "ok(libc.syscall(323, 0))\nreturn 'rock'"),
+    ("keyctl", "kernel", LIBC + "ok(libc.syscall(250, 0, 0))\nreturn 'rock'"),
+]
+
+
+class World:
+    """What a policy must not read, change, reach or touch, made as the current user."""
+
+    def __init__(self) -> None:
+        self.home = os.path.realpath(os.path.expanduser("~"))
+        tag = uuid.uuid4().hex[:12]
+        self.mark = "csro-escape-" + tag
+        self.homedir = os.path.join(self.home, "." + self.mark)
+        self.ww = tempfile.mkdtemp(prefix=self.mark + "-")
+        os.chmod(self.ww, 0o1777)
+        os.makedirs(self.homedir, mode=0o700)
+        self.key = os.path.join(self.homedir, "id_key")
+        self._write(self.key, SECRET, 0o600)
+        self.victim = os.path.join(self.ww, "victim.txt")
+        self._write(self.victim, "still here", 0o666)
+        self.site = os.path.join(self.homedir, "venv", "lib", "python3.11", "site-packages")
+        os.makedirs(self.site)
+        self.proc = subprocess.Popen(["sleep", "600"], start_new_session=True)
+        self.listeners = []
+        tcp = socket.socket()
+        tcp.bind(("127.0.0.1", 0))
+        self.port = tcp.getsockname()[1]
+        udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        udp.bind(("127.0.0.1", self.port))
+        self.usock_ww = os.path.join(self.ww, "s.sock")
+        self.usock_home = os.path.join(self.homedir, "s.sock")
+        for s in (tcp, self._unix(self.usock_ww), self._unix(self.usock_home),
+                  self._unix("\0" + self.mark)):
+            s.listen(8)
+            s.setblocking(False)
+            self.listeners.append(s)
+        udp.setblocking(False)
+        self.udp = udp
+        os.environ["CSRO_ESCAPE_SECRET"] = SECRET
+        self.before = self._snapshot()
+
+    @staticmethod
+    def _write(path: str, text: str, mode: int) -> None:
+        with open(path, "w") as f:
+            f.write(text)
+        os.chmod(path, mode)
+
+    @staticmethod
+    def _unix(path: str) -> socket.socket:
+        s = socket.socket(socket.AF_UNIX)
+        s.bind(path)
+        if not path.startswith("\0"):
+            os.chmod(path, 0o777)
+        return s
+
+    def names(self) -> dict:
+        return {"KEY": self.key, "HOME": self.home, "HOMEDIR": self.homedir, "WW": self.ww,
+                "VICTIM": self.victim, "SITE": self.site, "MARK": self.mark, "PORT": self.port,
+                "USOCK_WW": self.usock_ww, "USOCK_HOME": self.usock_home, "ABSTRACT": self.mark,
+                "VICTIM_PID": self.proc.pid, "PPID": os.getpid()}
+
+    def _snapshot(self) -> dict:
+        def tree(d):
+            out = {}
+            for root, dirs, files in os.walk(d):
+                for n in dirs + files:
+                    p = os.path.join(root, n)
+                    st = os.lstat(p)
+                    out[p] = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino)
+            return out
+        bashrc = os.path.join(self.home, ".bashrc")
+        return {"ww": tree(self.ww), "homedir": tree(self.homedir), "home": sorted(os.listdir(self.home)),
+                "shm": sorted(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else [],
+                "bashrc": open(bashrc).read() if os.path.exists(bashrc) else None,
+                "victim": open(self.victim).read(), "key": open(self.key).read()}
+
+    def problems(self) -> list[str]:
+        """Every trace an attempt left: changed files, a dead victim, an accepted connection."""
+        found = []
+        now = self._snapshot()
+        for k, v in self.before.items():
+            if now[k] != v:
+                found.append(f"{k} changed")
+        if self.proc.poll() is not None:
+            found.append("the victim process was killed")
+        for s in self.listeners:
+            try:
+                s.accept()[0].close()
+                found.append(f"a connection reached {s.getsockname()!r}")
+            except BlockingIOError:
+                pass
+        try:
+            self.udp.recv(16)
+            found.append("a datagram reached the UDP port")
+        except BlockingIOError:
+            pass
+        return found
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+        for s in self.listeners + [self.udp]:
+            s.close()
+        shutil.rmtree(self.ww, ignore_errors=True)
+        shutil.rmtree(self.homedir, ignore_errors=True)
+
+
+def source(body: str, names: dict) -> str:
+    consts = "".join(f"{k} = {v!r}\n" for k, v in names.items())
+    body = "\n".join("        " + ln for ln in body.splitlines())
+    return (f"import os, sys, signal\n{consts}class P:\n    def __init__(self):\n        pass\n"
+            f"    def act(self):\n{body}\n")
+
+
+LIMITS = SandboxLimits(memory_mb=512, cpu_seconds=20, call_seconds=5.0, start_seconds=20)
+
+
+def attempt(world: World, name: str, body: str, python_layer: bool,
+            layers: tuple[str, ...] = LAYERS) -> dict:
+    """Run one attempt; its outcome and every trace it left (none, if contained)."""
+    with PolicyWorker(source(body, world.names()), "P", LIMITS, layers=layers,
+                      python_layer=python_layer) as w:
+        started = w.start()
+        result = started if started is not None else w.call([Call(0, "__init__"), Call(0, "act")])[1]
+        output = w.output()
+    problems = world.problems()
+    shown = repr(result) + output
+    if SECRET in shown:
+        problems.append("the secret was read")
+    if "root:x:0:0" in shown:
+        problems.append("/etc/passwd was read")
+    if world.mark in shown and name == "list_home":
+        problems.append("$HOME was listed")
+    forfeit = isinstance(result, Forfeit)
+    return {"name": name, "python_layer": python_layer, "problems": problems,
+            "reason": result.reason.value if forfeit else None,
+            "detail": result.detail[-300:] if forfeit else repr(result)[:300]}
+
+
+def run(python_layers=(True, False), only=None) -> list[dict]:
+    world = World()
+    try:
+        return [attempt(world, name, body, on) for name, _, body in ATTEMPTS
+                if only is None or name in only for on in python_layers]
+    finally:
+        world.close()
+
+
+def verdict(outcome: dict) -> list[str]:
+    """What is wrong with one outcome: any trace, or an attempt not recorded as a forfeit.
+    (Every attempt here lets the denial propagate, so each must be a recorded forfeit: a
+    FORBIDDEN one, or, with the Python layer off, a missing file of the hidden $HOME.)"""
+    wrong = list(outcome["problems"])
+    ok = outcome["reason"] == Reason.FORBIDDEN.value or (
+        not outcome["python_layer"] and outcome["reason"] == Reason.EXCEPTION.value
+        and "No such file or directory" in outcome["detail"])
+    if not ok:
+        wrong.append(f"not recorded as a forfeit of the sandbox: {outcome['reason']}: "
+                     f"{outcome['detail']}")
+    return wrong
+
+
+if __name__ == "__main__":  # as an ordinary user: the outcomes as JSON on stdout
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    print(json.dumps({"uid": os.getuid(), "layers": check_layers(), "outcomes": run()}))
+    sys.stdout.flush()
