@@ -14,13 +14,16 @@ raises ``ConfigError`` with one line naming the field, e.g.
 from __future__ import annotations
 
 import pathlib
-from typing import Any, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Sequence
 
 import pydantic
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from csro.errors import ConfigError
+
+if TYPE_CHECKING:
+    from csro.policies import SandboxLimits
 
 
 class Section(BaseModel):
@@ -224,6 +227,17 @@ class SandboxConfig(Section):
     call_seconds: float = Field(5.0, gt=0, description="wall-clock limit of one batched call to a policy")
     match_seconds: float = Field(60.0, gt=0, description="wall-clock limit of a policy's calls summed over one match")
     cpu_seconds: int = Field(120, ge=1, description="CPU-time limit of a policy's worker process")
+    allow_missing: list[Literal["namespaces", "landlock", "seccomp"]] = Field(
+        [], description="kernel layers untrusted code may run without where this machine lacks them "
+                        "(default none: it does not run; `csro sandbox check` shows what the machine gives)")
+
+    def limits(self) -> SandboxLimits:
+        """The worker limits this section sets."""
+        from csro.policies import SandboxLimits
+
+        return SandboxLimits(memory_mb=self.memory_mb, cpu_seconds=self.cpu_seconds,
+                             call_seconds=self.call_seconds, match_seconds=self.match_seconds,
+                             allow_missing=tuple(self.allow_missing))
 
 
 class RunConfig(RunRoot):

@@ -17,6 +17,7 @@ ORACLE_FAILED = "oracle_failed"
 FINAL_EVALUATION = "final_evaluation"
 EXPLOITABILITY_ESTIMATE = "exploitability_estimate"
 BUDGET_EXHAUSTED = "budget_exhausted"  # the run stopped at its LLM budget, ``{"reason": ...}``
+SANDBOX = "sandbox"  # the kernel layers untrusted code ran under from here on (csro.policies.check_layers)
 
 # The oracles (csro.oracles).
 ORACLE_CANDIDATE = "oracle_candidate"

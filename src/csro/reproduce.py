@@ -35,7 +35,6 @@ from csro.config import RunConfig, apply_overrides, parse_config
 from csro.errors import ConfigError, CsroError
 from csro.evaluation import evaluate, resolve
 from csro.games import load_game
-from csro.policies import SandboxLimits
 from csro.store import RunStore
 
 CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "configs"
@@ -164,9 +163,7 @@ def _references(grid: Grid, cache: pathlib.Path) -> dict[str, dict]:
     config = parse_config(grid.base)
     game = load_game(config.game)
     refs = game.population() if config.evaluation.population == "default" else list(config.evaluation.population)
-    sb = config.sandbox
-    limits = SandboxLimits(memory_mb=sb.memory_mb, cpu_seconds=sb.cpu_seconds, call_seconds=sb.call_seconds,
-                           match_seconds=sb.match_seconds)
+    limits = config.sandbox.limits()
     out = {}
     for ref in REFERENCES[grid.game]:
         result = evaluate(game, [resolve(ref, game)], [resolve(r, game) for r in refs],

@@ -29,7 +29,7 @@ from csro.evaluation.backends import make_backend
 from csro.games import load_game
 from csro.llm import run_client, stop_reason, usage
 from csro.oracles import get_oracle
-from csro.policies import SandboxLimits
+from csro.policies import check_layers
 from csro.psro import CSRO, policy_spec
 from csro.report import write_report
 from csro.scoring import Scorer
@@ -102,9 +102,8 @@ def change_budget(store, overrides: Sequence[str]) -> dict:
 
 def _execute(config: RunConfig, store: RunStore, hooks: Hooks) -> pathlib.Path:
     game = load_game(config.game)
-    sb = config.sandbox
-    limits = SandboxLimits(memory_mb=sb.memory_mb, cpu_seconds=sb.cpu_seconds,
-                           call_seconds=sb.call_seconds, match_seconds=sb.match_seconds)
+    limits = config.sandbox.limits()
+    store.add_event(len(store.iterations()), events.SANDBOX, check_layers())
     with run_client(config.llm, store) as llm, make_backend(config.execution) as backend:
         sim = StoredSimulator(game, store, backend, seed=config.seed, limits=limits, progress=hooks.on_progress)
         scorer = Scorer(game, sim, config.evaluation)
@@ -148,6 +147,7 @@ def status(directory: str | pathlib.Path) -> dict:
         llm = store.llm_stats()
         spent = usage(reply for _, reply in store.llm_calls())
         stopped = stop_reason(store.events())
+        sandbox = store.events(events.SANDBOX)
     players = sorted({r.player for r in policies}) or [0]
     populations, weights = [], []
     for player in players:
@@ -170,6 +170,7 @@ def status(directory: str | pathlib.Path) -> dict:
         "llm": {**{k: llm[k] for k in ("calls", "tokens_in", "tokens_out", "errors")}, "usage": spent,
                 "budget": config["llm"].get("budget")},
         "stopped": stopped if final is None else None,
+        "sandbox": sandbox[-1]["data"] if sandbox else None,
     }
 
 

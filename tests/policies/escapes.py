@@ -174,14 +174,17 @@ class World:
                 "victim": open(self.victim).read(), "key": open(self.key).read()}
 
     def problems(self) -> list[str]:
-        """Every trace an attempt left: changed files, a dead victim, an accepted connection."""
+        """Every trace an attempt left: changed files, a dead victim, an accepted connection.
+        The World is then taken as it is now, so that one trace is not blamed on the next."""
         found = []
         now = self._snapshot()
         for k, v in self.before.items():
             if now[k] != v:
                 found.append(f"{k} changed")
+        self.before = now
         if self.proc.poll() is not None:
             found.append("the victim process was killed")
+            self.proc = subprocess.Popen(["sleep", "600"], start_new_session=True)
         for s in self.listeners:
             try:
                 s.accept()[0].close()
@@ -224,8 +227,8 @@ def attempt(world: World, name: str, body: str, python_layer: bool,
         output = w.output()
     problems = world.problems()
     shown = repr(result) + output
-    if SECRET in shown:
-        problems.append("the secret was read")
+    if SECRET in shown or "PATH=" in shown:  # the worker's own environment has no PATH
+        problems.append("the secret or another process's environment was read")
     if "root:x:0:0" in shown:
         problems.append("/etc/passwd was read")
     if world.mark in shown and name == "list_home":
@@ -245,6 +248,38 @@ def run(python_layers=(True, False), only=None) -> list[dict]:
         world.close()
 
 
+# The rows of docs/sandbox.md's tables: one attempt of each kind that matters to a reader.
+TABLE_ROWS = ("read_key_open", "read_world_readable", "read_parent_environ",
+              "create_in_world_writable", "bashrc_symlink", "unix_socket_in_tmp", "tcp_loopback",
+              "abstract_unix_socket", "execve_ctypes", "kill_victim")
+TABLE_COLUMNS = (("none", ()),) + tuple((name, (name,)) for name in LAYERS) + (("all", LAYERS),)
+
+
+def layer_table() -> dict[str, dict[str, bool]]:
+    """Which layer, alone (Python layer off), holds each row's attempt: no trace left, in a
+    World of its own (a file one attempt made changes what the next can do)."""
+    bodies = {n: b for n, _, b in ATTEMPTS}
+
+    def held(row, layers):
+        world = World()
+        try:
+            return not attempt(world, row, bodies[row], False, layers)["problems"]
+        finally:
+            world.close()
+    return {row: {col: held(row, layers) for col, layers in TABLE_COLUMNS} for row in TABLE_ROWS}
+
+
+def markdown_table(table: dict[str, dict[str, bool]]) -> str:
+    """``layer_table`` as docs/sandbox.md shows it."""
+    cols = [c for c, _ in TABLE_COLUMNS]
+    heads = {"none": "no kernel layer", "all": "all three"}
+    lines = ["| attempt | " + " | ".join(heads.get(c, f"{c} alone") for c in cols) + " |",
+             "|---" * (len(cols) + 1) + "|"]
+    for row, cells in table.items():
+        lines.append(f"| `{row}` | " + " | ".join("held" if cells[c] else "**got out**" for c in cols) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def verdict(outcome: dict) -> list[str]:
     """What is wrong with one outcome: any trace, or an attempt not recorded as a forfeit.
     (Every attempt here lets the denial propagate, so each must be a recorded forfeit: a
@@ -261,5 +296,6 @@ def verdict(outcome: dict) -> list[str]:
 
 if __name__ == "__main__":  # as an ordinary user: the outcomes as JSON on stdout
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    print(json.dumps({"uid": os.getuid(), "layers": check_layers(), "outcomes": run()}))
+    print(json.dumps({"uid": os.getuid(), "layers": check_layers(), "outcomes": run(),
+                      "table": layer_table()}))
     sys.stdout.flush()

@@ -19,6 +19,14 @@ sys.path.insert(0, os.path.dirname(__file__))
 import escapes  # noqa: E402
 
 USER = "csro-sandbox-test"
+DOCS = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "sandbox.md")
+
+
+def documented_table(who: str) -> str:
+    """The table of docs/sandbox.md between ``<!-- escape-table WHO -->`` and ``<!-- end -->``."""
+    text = open(DOCS).read()
+    start = text.index(f"<!-- escape-table {who} -->\n") + len(f"<!-- escape-table {who} -->\n")
+    return text[start:text.index("<!-- end -->", start)]
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +48,12 @@ def test_the_corpus_covers_every_kind_more_than_once():
     kinds = [k for _, k, _ in escapes.ATTEMPTS]
     assert all(kinds.count(k) >= 2 for k in kinds)
     assert {"read", "files", "persist", "sockets", "exec", "processes", "kernel"} <= set(kinds)
+
+
+def test_the_documented_table_holds_for_this_user():
+    """docs/sandbox.md's table for whoever runs the tests (root in CI) is what the layers do."""
+    who = "root" if os.geteuid() == 0 else "user"
+    assert escapes.markdown_table(escapes.layer_table()) == documented_table(who)
 
 
 def _ordinary_user() -> pwd.struct_passwd:
@@ -96,3 +110,4 @@ def test_escape_corpus_as_an_ordinary_user(tmp_path_factory):
     assert len(report["outcomes"]) == 2 * len(escapes.ATTEMPTS)
     wrong = {(o["name"], o["python_layer"]): escapes.verdict(o) for o in report["outcomes"]}
     assert {k: v for k, v in wrong.items() if v} == {}
+    assert escapes.markdown_table(report["table"]) == documented_table("user")

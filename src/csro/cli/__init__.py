@@ -17,6 +17,7 @@ from csro.cli import discover as _discover  # noqa: F401,E402
 from csro.cli import aor as _aor  # noqa: F401,E402
 from csro.cli import train as _train  # noqa: F401,E402
 from csro.cli import reproduce as _reproduce  # noqa: F401,E402
+from csro.cli import sandbox as _sandbox  # noqa: F401,E402
 
 
 def main() -> None:

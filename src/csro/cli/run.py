@@ -24,6 +24,7 @@ from csro.cli._app import app
 from csro.cli._progress import new_progress
 from csro.cli._views import View
 from csro.config import documented_yaml
+from csro.policies import describe_layers
 from csro.errors import BudgetExhausted, ConfigError
 from csro.store import RunStore
 
@@ -154,6 +155,9 @@ def _status_text(directory: pathlib.Path, s: dict) -> None:
     if s["stopped"]:
         out.print(f"stopped by the LLM budget: {s['stopped']}", highlight=False)
     _population_table(s)
+    if s.get("sandbox"):
+        out.print("sandbox: " + "; ".join(f"{k} {v}" for k, v in describe_layers(s["sandbox"]).items()),
+                  highlight=False)
     _cost_line(s, roles=False)
     usage = s["llm"]["usage"]
     if usage["iterations"]:

@@ -20,7 +20,7 @@ from csro.config import parse_model
 from csro.errors import ConfigError
 from csro.llm import LLMSession, run_client
 from csro.oracles.evolve import Evolution, ProgramDatabase
-from csro.policies import SandboxLimits
+from csro.policies import SandboxLimits, check_layers
 from csro.report import write_report
 from csro.runs import Hooks, begin, carry_on
 from csro.solvers.cfr import SolveConfig, log_checkpoints, solve
@@ -100,6 +100,7 @@ def _execute(config: DiscoverConfig, store: RunStore, hooks: Hooks) -> pathlib.P
             hooks.on_event(0, kind, data)
 
     reference = {g.name: _baseline_curve(config, g, REFERENCE[config.target], k, (k,))[-1] for g in train}
+    store.add_event(0, events.SANDBOX, check_layers())
     log(events.DISCOVER_START, {"target": config.target, "k": k, "train": [g.name for g in train],
                            "test": [g.name for g in test], "reference": reference})
     evolve = config.evolve.model_copy(update={"max_llm_calls": config.budget})

@@ -101,6 +101,36 @@ def missing_message(layer: str, detail: str) -> str:
             f"`csro sandbox check` shows what this machine gives")
 
 
+def describe(layers: dict) -> dict[str, str]:
+    """One line per layer for a person, from what a worker reported (``check_layers``, a
+    run's record): applied, and with what, or missing, and why."""
+    missing = layers.get("missing", {})
+    ll = layers.get("landlock") or {}
+    return {
+        "namespaces": f"missing: {missing['namespaces']}" if "namespaces" in missing else
+        f"{', '.join(layers.get('namespaces', []))}; hidden: {', '.join(layers.get('hidden', []))}",
+        "landlock": f"missing: {missing['landlock']}" if "landlock" in missing else
+        f"ABI {ll.get('abi')}; files" + (", TCP" if ll.get("tcp") else " (no TCP rules)")
+        + (", signal and abstract-socket scopes" if ll.get("scoped") else " (no scopes)"),
+        "seccomp": f"missing: {missing['seccomp']}" if "seccomp" in missing else
+        f"{sum(len(v.split()) for v in DENIED.values())} system calls kill the worker",
+        "uid": {"private": "a uid of its own (started as root)",
+                "mapped": "root of its own user namespace, no capabilities",
+                "caller": "the caller's uid"}.get(layers.get("uid"), str(layers.get("uid"))),
+    }
+
+
+def explain(layers: dict) -> str:
+    """What ``csro sandbox check`` prints: a line per layer, then what each missing one gives
+    up and how to allow it."""
+    lines = [f"{name:<11} {status}" for name, status in describe(layers).items()]
+    for name in layers.get("missing", {}):
+        lines.append(f"\n{name} is missing: {HOLDS[name]} does not hold. Untrusted code does not "
+                     f"run unless you allow it: sandbox.allow_missing: [{name}] or "
+                     f"{ENV_ALLOW_MISSING}={name}.")
+    return "\n".join(lines)
+
+
 @lru_cache(maxsize=1)
 def seccomp_program() -> bytes:
     """The worker's seccomp-bpf program (``struct sock_filter`` array), built once.

@@ -8,29 +8,26 @@ What is guaranteed, whatever the policy does:
   * a policy's failure becomes a ``Forfeit`` with a ``Reason``: per call (EXCEPTION,
     MALFORMED return value, FORBIDDEN operation) or for the whole worker (TIMEOUT, CRASH,
     MEMORY, CPU_LIMIT, a MALFORMED frame), after which every call answers that Forfeit;
-  * the worker has rlimits on memory, CPU time, file size (0) and processes (0: no fork, no
-    threads), an empty environment, an empty read-only working directory (removed on close),
-    and an audit hook that refuses and records forbidden operations (see ``_worker.py``);
+  * before it reads the policy, the worker puts itself under the kernel layers of
+    ``_layers.py`` (namespaces, Landlock, seccomp; see docs/sandbox.md for what each holds,
+    for root and for an ordinary user): these are the boundary. A layer this machine cannot
+    give stops the worker with a SandboxError naming it (fail closed) unless
+    ``SandboxLimits.allow_missing`` or ``CSRO_SANDBOX_ALLOW_MISSING`` names it; ``layers``
+    lists what it applied (``check_layers()`` probes the machine);
+  * the worker also has rlimits on memory, CPU time, file size (0) and processes (0), an
+    empty environment, an empty read-only working directory (removed on close), and, as the
+    recorder of *why* a policy forfeits, stubs and an audit hook (``_worker.py``);
+  * a policy stopped by a layer forfeits FORBIDDEN: killed by the seccomp filter (SIGSYS),
+    an operation the kernel refused and the policy let through, or an audit-hook refusal;
   * no zombies, temp dirs or fds are left behind: ``close()`` (also on ``with`` exit, GC
-    and interpreter exit) kills and reaps the process.
+    and interpreter exit) kills and reaps the process (the keeper, whose death takes the
+    policy's process with it).
 
-Isolation (``isolation=`` / ``isolation_mode()``), strongest available first:
-  "netns"  as root: a new network namespace (``unshare -n``; no interface is up, so nothing
-           can be reached), and the worker drops to a uid/gid of its own (2e9 + pid), so the
-           kernel stops it signalling or reading any other process, and RLIMIT_NPROC holds;
-  "userns" unprivileged: ``unshare -U -c -n`` (or ``-r -n``) for the network namespace; the
-           worker keeps the caller's uid;
-  "hook"   fallback when ``unshare`` is missing or refused: no network namespace. Sockets,
-           signals and reads of other processes' files are then refused by the audit hook
-           alone, and, when not root, the worker shares the caller's uid. A determined
-           attacker who defeats a Python audit hook (crafted bytecode) could then reach the
-           network or signal same-uid processes. Root still drops to its own uid.
-
-Residual exposure even in "netns" mode, for a policy that defeats the audit hook: files that
-every user may read, filesystem Unix sockets that every user may connect to, and empty files
-in world-writable directories (RLIMIT_FSIZE stops any content). A worker started from the
-main thread is killed with its parent (PR_SET_PDEATHSIG); one started from another thread
-exits when the parent's end of its request pipe closes, or at its CPU limit.
+``layers=()`` and ``python_layer=False`` switch the kernel layers or the Python layer off:
+for tests of what each holds alone (tests/policies/escapes.py), never for untrusted code.
+A worker started from the main thread is killed with its parent (PR_SET_PDEATHSIG); one
+started from another thread exits when the parent's end of its request pipe closes, or at
+its CPU limit.
 """
 
 from __future__ import annotations

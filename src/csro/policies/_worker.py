@@ -1,41 +1,39 @@
 """The sandboxed policy worker: one process per policy, driven by ``PolicyWorker``.
 
-A standalone script (it imports nothing from csro), started by the parent as::
+A standalone script (it imports nothing from csro but its sibling ``_kernel.py``), started
+by the parent as ``python -P -s _worker.py CONFIG_JSON`` with an empty environment (plus fixed
+thread-count and hash-seed variables), stdin from /dev/null, stdout+stderr into a pipe the
+parent drains, an empty read-only working directory, and two dedicated pipes (request in,
+reply out) passed by fd number in CONFIG_JSON. ``-P -s`` rather than ``-I``: the parent builds
+the whole environment itself, and leaving out ``-E`` is what lets it fix PYTHONHASHSEED.
 
-    [unshare -n | unshare -U -c -n]  python -P -s _worker.py CONFIG_JSON
+Before it reads the policy source, the worker, in this order (``_setup``):
 
-with an empty environment (plus fixed thread-count and hash-seed variables), stdin from
-/dev/null, stdout+stderr into a pipe the parent drains, an empty read-only working directory,
-and two dedicated pipes (request in, reply out) passed by fd number in CONFIG_JSON.
-``-P -s`` rather than ``-I``: the parent builds the whole environment itself, and leaving
-out ``-E`` is what lets it fix PYTHONHASHSEED (set iteration order) for reproducible runs.
+1. sets rlimits: address space, CPU time (hard limit one second later), no core files, no
+   file growth (RLIMIT_FSIZE 0), a small fd table;
+2. enters new namespaces and forks into the pid namespace; the process the parent started
+   stays behind as the *keeper*, holding no channel, and exits as the policy's process does;
+3. opens the Python path directories (imports go through ``/proc/self/fd/N`` from here on:
+   the mount namespace may hide them, a dropped uid may not traverse them), then hides
+   /tmp, $HOME and the like behind empty read-only tmpfs;
+4. as root, drops to a uid/gid of its own (2e9 + the keeper's pid); otherwise gives up the
+   capabilities its user namespace gave it; sets RLIMIT_NPROC 0;
+5. replaces the few process/file primitives that raise no audit event by stubs that do;
+6. restricts itself with Landlock and loads the parent's seccomp program (no_new_privs);
+7. installs an audit hook that refuses and records forbidden operations; a refused operation
+   raises PermissionError in the policy *and* is recorded, so the call is reported FORBIDDEN
+   even if the policy swallows the exception;
+8. sends ``["ready", layers applied]``. Only then is policy code compiled and run.
 
-Before it reads the policy source, the worker, in this order:
-
-1. sets rlimits: address space (``memory_mb``), CPU time (``cpu_seconds``, hard limit one
-   second later), no core files, no file growth (RLIMIT_FSIZE 0), a small fd table;
-2. when started as root, opens the Python path directories, drops to a uid/gid of its own
-   (2e9 + pid, no supplementary groups) so that the kernel keeps it away from every other
-   process and file, and imports later through ``/proc/self/fd/N`` (the stdlib may live under
-   a directory that only root can traverse);
-3. sets RLIMIT_NPROC 0 (after the drop, since root ignores it): no fork, no threads;
-4. replaces the few process/file primitives that raise no audit event (``mkfifo``,
-   ``pidfd_send_signal``, thread start, ``_posixsubprocess.fork_exec``) by stubs that do;
-5. installs an audit hook (``sys.addaudithook``; Python code cannot remove it) that refuses
-   process creation, signals, sockets, ctypes, file writes/removals/renames, reads outside
-   the Python path, frame/object-graph introspection that could reach the worker, and a few
-   dangerous imports. A refused operation raises PermissionError in the policy *and* is
-   recorded, so the call is reported FORBIDDEN even if the policy swallows the exception;
-6. sends a ``["ready"]`` frame. Only then is policy code compiled and run.
-
-The audit hook is defence in depth and the recorder of FORBIDDEN; it is not a security
-boundary on its own (PEP 578 says as much: crafted bytecode can defeat it). The kernel
-layers above (separate uid, rlimits, network namespace) are what the parent relies on.
+A layer it cannot apply ends it with status 72 and a line naming the layer (the parent's
+fail-closed error), unless the parent's config allows that layer to be missing. The kernel
+layers are the boundary; the audit hook is the recorder and defence in depth (PEP 578: crafted
+bytecode can defeat it).
 
 Protocol: frames are a 4-byte big-endian length and a UTF-8 JSON body.
   parent -> worker   [0, source, class_name]            compile (once, first)
                      [seq, [[instance, method, args], ...]]
-  worker -> parent   ["ready"]
+  worker -> parent   ["ready", {layer: what was applied, ..., "missing": {...}}]
                      [seq, [value, ...], [[index, reason, detail], ...]]
                             one value per call (null for a failed call), then the failures
                      [seq, reason, detail]  fatal: the worker exits after sending it

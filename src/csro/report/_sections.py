@@ -8,7 +8,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import json
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import yaml
 from pygments import highlight
@@ -18,6 +18,7 @@ from pygments.lexers import PythonLexer
 from csro import events
 from csro.llm import LLMReply, LLMRequest, role_of, stop_reason
 from csro.llm import usage as llm_usage
+from csro.policies import describe_layers
 from csro.report import _plots
 from csro.report._html import (
     details, esc, figure, fmt, json_block, key_values, policy_link, pre, table, weights_table, with_ci)
@@ -69,6 +70,14 @@ def sigma_rule(cfg: dict) -> str:
     return f"meta-solver {solver}"
 
 
+def sandbox_line(run_events: Sequence[dict]) -> str:
+    """The kernel layers the run's untrusted code ran under (its last start or resume)."""
+    recorded = [e["data"] for e in run_events if e["kind"] == events.SANDBOX]
+    if not recorded:
+        return "not recorded (a run made before csro recorded it)"
+    return "; ".join(f"{k}: {v}" for k, v in describe_layers(recorded[-1]).items())
+
+
 def header(run: Run) -> str:
     cfg = run.config
     llm = cfg.get("llm") or {}
@@ -88,6 +97,7 @@ def header(run: Run) -> str:
         ("sigma", esc(sigma_rule(cfg))),
         ("LLM (configured)", f"{esc(llm.get('provider', '?'))} / {esc(llm.get('model'))}"),
         ("LLM (used)", esc(", ".join(used)) if used else "no calls recorded"),
+        ("sandbox", esc(sandbox_line(run.events))),
         ("matches stored", esc(", ".join(f"{k}: {v}" for k, v in run.match_counts.items()) or "none")),
         ("run directory", f"<code>{esc(run.directory)}</code>"),
     ])
