@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import os
 import tempfile
@@ -366,3 +367,52 @@ def test_subprocess_imports_but_cannot_run():
 def test_a_worker_that_cannot_set_up_raises_sandbox_error():
     with pytest.raises(SandboxError, match="could not set up"):
         PolicyWorker(COUNTER, "Counter", SandboxLimits(memory_mb=16)).start()
+
+
+# ---------------------------------------------------------------- fail closed
+
+def _broken_seccomp(monkeypatch):
+    """A seccomp program the kernel refuses (one instruction, no return): the worker cannot
+    apply that layer, as on a machine without it."""
+    from csro.policies import _sandbox
+    monkeypatch.setattr(_sandbox, "_seccomp_hex", lambda allow_missing: "00" * 8)
+
+
+def test_a_layer_that_cannot_be_applied_stops_untrusted_code(monkeypatch):
+    _broken_seccomp(monkeypatch)
+    monkeypatch.delenv("CSRO_SANDBOX_ALLOW_MISSING", raising=False)
+    with pytest.raises(SandboxError) as err:
+        PolicyWorker(COUNTER, "Counter", LIMITS).start()
+    text = str(err.value)
+    assert "seccomp layer cannot be applied" in text and "PR_SET_SECCOMP" in text
+    assert "sandbox.allow_missing: [seccomp]" in text and "CSRO_SANDBOX_ALLOW_MISSING" in text
+
+
+@pytest.mark.parametrize("how", ["config", "environment"])
+def test_a_missing_layer_runs_only_when_allowed_by_name(monkeypatch, how):
+    _broken_seccomp(monkeypatch)
+    limits = LIMITS
+    if how == "config":
+        limits = dataclasses.replace(LIMITS, allow_missing=("seccomp",))
+    else:
+        monkeypatch.setenv("CSRO_SANDBOX_ALLOW_MISSING", "seccomp")
+    with PolicyWorker(COUNTER, "Counter", limits) as w:
+        assert w.call([Call(1, "__init__"), Call(1, "count")]) == [None, 0]
+        assert set(w.layers["missing"]) == {"seccomp"} and w.layers["seccomp"] is False
+        assert w.layers["landlock"]["abi"] >= 1 and "network" in w.layers["namespaces"]
+
+
+def test_an_unknown_layer_name_is_refused(monkeypatch):
+    monkeypatch.setenv("CSRO_SANDBOX_ALLOW_MISSING", "apparmor")
+    with pytest.raises(SandboxError, match="unknown sandbox layer.*apparmor"):
+        PolicyWorker(COUNTER, "Counter", LIMITS)
+
+
+def test_sandbox_check_command_prints_the_layers():
+    import json
+    import subprocess
+    import sys
+    run = subprocess.run([sys.executable, "-m", "csro", "sandbox", "check", "--json"],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["missing"] == {}
