@@ -154,6 +154,11 @@ CASES = [
     Case("marshal_crafted_code", "import marshal\n"
          "return marshal.loads(marshal.dumps((lambda: 0).__code__)) and 'rock'",
          (R.FORBIDDEN,)),
+    Case("fresh_copy_of_posix", "import importlib.machinery, importlib.util\n"
+         "m = importlib.util.module_from_spec(importlib.machinery.BuiltinImporter.find_spec("
+         "'posix'))\nm.mkfifo(MARKER)\nreturn 'rock'", (R.FORBIDDEN,), check="marker"),
+    Case("compile_bytecode_directly", "import importlib._bootstrap_external as e, marshal\n"
+         "return str(e._compile_bytecode(marshal.dumps((lambda: 0).__code__)))", (R.FORBIDDEN,)),
     Case("raise_rlimit", "import resource\n"
          "resource.setrlimit(resource.RLIMIT_CPU, (10 ** 6, 10 ** 6))", (R.FORBIDDEN,)),
 ]

@@ -133,6 +133,8 @@ def _setup(cfg):
         _kernel.prctl_pdeathsig()  # (again: a uid change clears it)
     # Unaudited primitives (file creation, signals by pidfd, threads) become stubs that raise
     # an audit event the hook refuses, so that trying them is recorded as FORBIDDEN.
+    if cfg["python_layer"]:
+        _guard_fresh_modules()
     for mod, names in () if not cfg["python_layer"] else ((os, ("mkfifo", "mknod", "pidfd_open")),
                        (sys.modules.get("posix"), ("mkfifo", "mknod", "pidfd_open")),
                        (sys.modules.get("signal"), ("pidfd_send_signal",)),
@@ -173,6 +175,23 @@ def _layer(cfg, name, apply, *args):
         os._exit(EXIT_LAYER)
 
 
+def _guard_fresh_modules():
+    """A second copy of a module already loaded (``importlib.util.module_from_spec`` of the
+    spec of ``posix``, say) would carry the functions the stubs replaced, and making one
+    raises no audit event: refuse it, recorded, as the stubs do. First imports go on."""
+    import _imp
+    for name in ("create_builtin", "create_dynamic"):
+        create = getattr(_imp, name)
+
+        def guarded(spec, *rest, _create=create, _audit=sys.audit, _loaded=sys.modules,
+                    _str=str, _getattr=getattr):
+            n = _getattr(spec, "name", None)
+            if _str(n) in _loaded:
+                _audit("csro.forbidden", "a fresh copy of the loaded module %s" % (n,))
+            return _create(spec, *rest)
+        setattr(_imp, name, guarded)
+
+
 def _stub(name, audit=sys.audit):
     def forbidden(*args, **kwargs):
         audit("csro.forbidden", name)
@@ -208,7 +227,8 @@ _WRITE_FLAGS = (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND 
 
 def _make_hook(readable, rec, *, type=type, str=str, bytes=bytes, int=int, len=len,
                PermissionError=PermissionError, getframe=sys._getframe,
-               bc_code=None, flags_code=types.coroutine.__code__, deny=_DENY,
+               bc_code=None, loader_codes=frozenset(), flags_code=types.coroutine.__code__,
+               deny=_DENY,
                deny_prefix=_DENY_PREFIX, deny_import=_DENY_IMPORT, write_flags=_WRITE_FLAGS,
                tname=type.__dict__["__name__"].__get__):
     """The audit hook. Everything it uses is bound here (closure/defaults), none of it is a
@@ -258,7 +278,8 @@ def _make_hook(readable, rec, *, type=type, str=str, bytes=bytes, int=int, len=l
             if getframe(1).f_code is not flags_code:
                 why = "making code objects is not allowed"
         elif ev == "marshal.loads" or ev == "marshal.load":
-            if getframe(1).f_code is not bc_code:
+            # only the import system's own loaders, not _compile_bytecode called directly
+            if getframe(1).f_code is not bc_code or getframe(2).f_code not in loader_codes:
                 why = "loading marshalled code is not allowed"
         elif ev in deny or ev.startswith(deny_prefix):
             why = "not allowed in the sandbox"
@@ -387,9 +408,14 @@ def main():
     try:
         readable, layers = _setup(cfg)
         rec = []
-        bc = getattr(sys.modules.get("_frozen_importlib_external"), "_compile_bytecode", None)
+        ext = sys.modules.get("_frozen_importlib_external")
+        bc = getattr(ext, "_compile_bytecode", None)
+        loaders = frozenset(getattr(getattr(ext, c, None), "get_code").__code__
+                            for c in ("SourceLoader", "SourcelessFileLoader")
+                            if hasattr(getattr(ext, c, None), "get_code"))
         if cfg["python_layer"]:
-            sys.addaudithook(_make_hook(readable, rec, bc_code=getattr(bc, "__code__", None)))
+            sys.addaudithook(_make_hook(readable, rec, bc_code=getattr(bc, "__code__", None),
+                                        loader_codes=loaders))
     except BaseException as e:
         sys.stderr.write("csro worker setup failed: %r\n" % (e,))
         sys.stderr.flush()
