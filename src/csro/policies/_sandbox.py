@@ -154,13 +154,19 @@ class _Process:
             self.reap(block=True)
 
     def release(self) -> None:
-        self.kill()
+        """Close our pipe ends (an idle worker exits on the EOF, and its keeper after it, so
+        that its CPU time is counted in ours), give it a moment, then kill what is left."""
         for fd in self.fds:
             try:
                 os.close(fd)
             except OSError:
                 pass
         self.fds = []
+        for i in range(8):  # ~0.1 s at most, for a worker still busy in a call
+            if self.reap(block=False):
+                break
+            time.sleep(0.001 * 1.6 ** i)
+        self.kill()
         if self.workdir is not None:
             shutil.rmtree(self.workdir, ignore_errors=True)
             self.workdir = None
