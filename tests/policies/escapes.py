@@ -45,6 +45,10 @@ ATTEMPTS = [
     ("read_key_ctypes", "read", LIBC + "fd = ok(libc.open(KEY.encode(), 0))\nbuf = ctypes.create_string_buffer(200)\n"
      "ok(libc.read(fd, buf, 200))\nreturn buf.value.decode()"),
     ("read_world_readable", "read", "return open('/etc/passwd').read()"),
+    ("read_via_the_python_path_fd", "read", "p = [x for x in sys.path if x.startswith('/proc/self/fd/')][0]\n"
+     "return open(p + '/../../../../../../../etc/passwd').read()"),
+    ("read_after_chdir_to_the_python_path", "read", "os.chdir(sys.path[0])\n"
+     "return open('../../../../../../../etc/passwd').read()"),
     ("list_home", "read", "return os.listdir(HOME)"),
     ("read_parent_environ", "read", "return open('/proc/%d/environ' % PPID, 'rb').read().decode()"),
     ("read_parent_cmdline_fd", "read", "return os.listdir('/proc/%d/fd' % PPID)"),
@@ -84,6 +88,11 @@ ATTEMPTS = [
     ("exec_python", "exec", "os.execve(sys.executable, [sys.executable, '-c', 'open(%r, \"w\")' % (WW + '/exec')], {})"),
     ("posix_spawn", "exec", "os.posix_spawn('/bin/touch', ['touch', WW + '/exec'], {})\nreturn 'rock'"),
     ("fork_ctypes", "exec", LIBC + "if ok(libc.fork()) == 0:\n    os._exit(0)\nreturn 'rock'"),
+    ("fork_by_machine_code", "exec", "import mmap, ctypes\n"
+     "m = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)\n"
+     "m.write(bytes([0xb8, 57, 0, 0, 0, 0x0f, 0x05, 0xc3]))  # mov eax, 57 (fork); syscall; ret\n"
+     "code = ctypes.CFUNCTYPE(ctypes.c_long)(ctypes.addressof(ctypes.c_char.from_buffer(m)))\n"
+     "if code() == 0:\n    os._exit(0)\nreturn 'rock'"),
     ("execve_ctypes", "exec", LIBC + "libc.execv(b'/bin/touch', (ctypes.c_char_p * 3)(b'touch', (WW + '/exec').encode(), None))\nreturn 'rock'"),
     # -- other processes of the user
     ("kill_victim", "processes", "os.kill(VICTIM_PID, signal.SIGKILL)\nreturn 'rock'"),
@@ -100,6 +109,11 @@ ATTEMPTS = [
     ("userfaultfd", "kernel", LIBC + "ok(libc.syscall(323, 0))\nreturn 'rock'"),
     ("keyctl", "kernel", LIBC + "ok(libc.syscall(250, 0, 0))\nreturn 'rock'"),
 ]
+
+# System-call numbers and machine code above are x86-64's: elsewhere those attempts would test
+# other calls (or crash), so they are left out there.
+if os.uname().machine != "x86_64":
+    ATTEMPTS = [a for a in ATTEMPTS if "libc.syscall(" not in a[2] and "0x0f, 0x05" not in a[2]]
 
 
 class World:
