@@ -56,6 +56,7 @@ def status(directory: str | pathlib.Path) -> dict:
         programs = store.programs()
         final = store.final()
         llm = store.llm_stats()
+        sandbox = store.events(events.SANDBOX)
     scored = [p for p in programs if p.get("fitness") is not None]
     best = max(scored, key=lambda p: p["fitness"], default=None)
     return {
@@ -65,6 +66,7 @@ def status(directory: str | pathlib.Path) -> dict:
         "final": None if final is None else {k: final.get(k) for k in ("best", "fitness", "seed_fitness", "stop",
                                                                         "programs", "llm_calls")},
         "llm": {k: llm[k] for k in ("calls", "tokens_in", "tokens_out", "errors")},
+        "sandbox": sandbox[-1]["data"] if sandbox else None,
     }
 
 
