@@ -49,7 +49,9 @@ def test_a_files_run_completes_and_shows_its_policies(tmp_path, replies):
     assert estimate["iteration"] == 4 and estimate["sha256"] == _sha(POLICIES["a_frequency.py"])
     assert estimate["ci95"] >= 0 and estimate["lower_bound"] == max(0.0, estimate["utility"])
     assert s["llm"]["calls"] == 4 and s["llm"]["errors"] == 0
+    assert s["sandbox"]["missing"] == {} and s["sandbox"]["seccomp"] is True  # what the code ran under
     html = (directory / "report.html").read_text()
+    assert "landlock: ABI" in html and "system calls kill the worker" in html
     for docstring in ("Counters the opponent", "Beats the opponent", "Predicts the opponent"):
         assert docstring in html  # every policy's source is shown
     assert "PopReturn" in html
