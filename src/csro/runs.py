@@ -30,9 +30,9 @@ from csro.games import load_game
 from csro.llm import run_client, stop_reason, usage
 from csro.oracles import get_oracle
 from csro.policies import SandboxLimits
-from csro.psro import CSRO, policy_spec
+from csro.psro import CSRO
 from csro.report import write_report
-from csro.scoring import Scorer
+from csro.scoring import Scorer, exploitability_estimate
 from csro.simulate import StoredSimulator
 from csro.store import RunStore, StoreError
 
@@ -112,14 +112,17 @@ def _execute(config: RunConfig, store: RunStore, hooks: Hooks) -> pathlib.Path:
                     arena=MatchArena(game, sim, matches=config.matches_per_cell),
                     on_event=hooks.on_event, on_iteration=scorer.per_iteration)
         try:
-            populations, sigmas = loop.run()
-            estimate = loop.exploitability_estimate(sigmas) if config.evaluation.br_estimate else None
+            _, final = loop.run()
+            estimate = None
+            if config.evaluation.br_estimate:
+                estimate = exploitability_estimate(game, final, [loop.respond(final, p) for p in range(len(final.members))])
+                loop.log(final.iteration + 1, events.EXPLOITABILITY_ESTIMATE, estimate)
         except BudgetExhausted:  # recorded by the loop; the report shows where the run stopped
             write_report(store.directory)
             raise
-        members = [[policy_spec(r, game) for r in population] for population in populations]
+        members = [list(m) for m in final.members]
         loop.log(config.iterations, events.FINAL_EVALUATION, {"population": sum(len(m) for m in members)})
-        store.set_final({**scorer.final(members, sigmas), "expl_estimate": estimate})
+        store.set_final({**scorer.final(members, list(final.sigmas)), "expl_estimate": estimate})
     return write_report(store.directory)
 
 

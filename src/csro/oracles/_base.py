@@ -102,9 +102,17 @@ class OracleResult:
 
 
 class Oracle(abc.ABC):
-    """A best-response oracle, chosen by name (``ORACLES``)."""
+    """A best-response oracle, chosen by name (``ORACLES``).
+
+    Attributes:
+      name: its ``oracle.kind``.
+      per_player: whether it can answer one seat of per-player populations (n-player,
+        general-sum and asymmetric games; ``csro.metagame.ProfileMetaGame``); one that cannot
+        answers only a shared population in a symmetric two-player zero-sum game.
+    """
 
     name: str
+    per_player: bool = True
 
     @abc.abstractmethod
     def best_response(self, ctx: OracleContext) -> OracleResult:

@@ -33,6 +33,7 @@ class Evolve(Oracle):
     """Evolutionary search with islands, MAP-Elites archives and a sandboxed cascade."""
 
     name = "evolve"
+    per_player = False  # its archive is scored against one shared population's sigma
 
     def __init__(self) -> None:
         self.context = ContextBuilder()
