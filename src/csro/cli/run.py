@@ -190,7 +190,8 @@ def run_cmd(
     if estimate:
         if cfg.kind != "csro":
             raise ConfigError(f"--estimate: estimates are made for CSRO runs, not kind {cfg.kind!r}")
-        from csro.llm.estimate import estimate_run, format_estimate
+        from csro.cost import estimate_run
+        from csro.llm.estimate import format_estimate
 
         print(format_estimate(estimate_run(cfg)), end="")
         return
