@@ -50,7 +50,8 @@ def _embedded(llm: LLMConfig, _: Lookup | None) -> Provider:
         path = pathlib.Path(llm.path).expanduser()
         if not path.is_file():
             raise ConfigError(f"llm.path: no GGUF model file at {path}")
-        # The model's name is the file's unless the configuration names it (its default names the 0.5B).
+        # The model's name is the file's unless the configuration names it (its default, the
+        # configuration's `llm.model`, names the 1.5B and would mislabel any other file).
         named = "model" in llm.model_fields_set and llm.model
         return EmbeddedProvider(path, model=llm.model if named else path.stem, threads=llm.threads)
     name = llm.model or DEFAULT_MODEL
