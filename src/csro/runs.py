@@ -27,10 +27,11 @@ from csro.config import LLMConfig, RunConfig, apply_overrides, parse_config, par
 from csro.errors import BudgetExhausted, ConfigError
 from csro.evaluation.backends import make_backend
 from csro.games import load_game
-from csro.llm import run_client, stop_reason, usage
+from csro.llm import stop_reason, usage
 from csro.oracles import get_oracle
 from csro.policies import SandboxLimits
 from csro.psro import CSRO
+from csro.recording import run_client
 from csro.report import write_report
 from csro.scoring import Scorer, exploitability_estimate
 from csro.simulate import StoredSimulator

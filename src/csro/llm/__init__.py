@@ -7,7 +7,7 @@ everything here is the plumbing that makes those queries reproducible and afford
 
 from csro.llm._client import LLMClient
 from csro.errors import ProviderError
-from csro.llm._factory import make_provider, run_client, takes_images
+from csro.llm._factory import make_provider, replayed_run, takes_images
 from csro.llm._types import CallKey, LLMReply, LLMRequest, Message, Provider
 from csro.llm.budget import Limits, Meter, meter_for, stop_reason
 from csro.llm.models import DEFAULT_MODEL, MODELS, ensure_model
@@ -20,4 +20,4 @@ from csro.llm.usage import usage
 __all__ = ["CallKey", "Completer", "DEFAULT_MODEL", "FREE_PROVIDERS", "LLMClient", "LLMReply",
            "LLMRequest", "LLMSession", "Limits", "MODELS", "Message", "Meter", "PRICES", "PRICES_DATE", "Price",
            "Provider", "ProviderError", "ROLES", "approx_prompt_tokens", "approx_tokens", "ensure_model",
-           "make_provider", "meter_for", "price_of", "role_of", "run_client", "stop_reason", "takes_images", "usage"]
+           "make_provider", "meter_for", "price_of", "replayed_run", "role_of", "stop_reason", "takes_images", "usage"]
