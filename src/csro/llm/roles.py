@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-ROLES = ("description", "proposal", "repair", "refinement", "fallback", "diagnosis", "rewrite", "mutation", "other")
+from csro.config import ROLES
 
 _BY_STEP = {"describe": "description", "propose": "proposal", "repair": "repair", "refine": "refinement",
             "grammar": "fallback", "diagnose": "diagnosis", "rewrite": "rewrite", "evolve": "mutation"}
