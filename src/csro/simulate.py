@@ -19,9 +19,9 @@ import dataclasses
 import math
 from typing import Callable, Sequence
 
-from csro.evaluation.payoff_table import Z95, PayoffTable
+from csro.evaluation.payoff_table import Z95, MatchResult, PayoffTable, record
 from csro.evaluation.policy_ref import PolicySpec
-from csro.evaluation.runner import Chunk, MatchJob, MatchResult, SeatRef, plan_chunks, plan_profiles, record
+from csro.evaluation.runner import Chunk, MatchJob, SeatRef, plan_chunks, plan_profiles
 from csro.games import CodeGame
 from csro.policies import SandboxLimits
 

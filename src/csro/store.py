@@ -36,8 +36,7 @@ from typing import Callable, Collection, Sequence
 
 from csro._sqlite import LLM_CALLS_TABLE, SQLiteStore, StoreError
 from csro._sqlite import dumps as _dumps
-from csro.evaluation.payoff_table import PayoffTable
-from csro.evaluation.runner import MatchResult, record
+from csro.evaluation.payoff_table import MatchResult, PayoffTable, record
 
 SCHEMA_VERSION = 1
 DB_NAME = "run.db"

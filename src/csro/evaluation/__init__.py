@@ -8,9 +8,9 @@ from csro.evaluation.exploitability import (
     exact_exploitability_profile,
 )
 from csro.evaluation.metrics import PopulationScore, population_score
-from csro.evaluation.payoff_table import Z95, Cell, Mixture, PayoffTable
+from csro.evaluation.payoff_table import Z95, Cell, MatchResult, Mixture, PayoffTable, record
 from csro.evaluation.policy_ref import PolicySpec, code_policy, resolve
-from csro.evaluation.runner import MatchResult, plan_chunks, play_chunk, record, run_chunks
+from csro.evaluation.runner import plan_chunks, play_chunk, run_chunks
 from csro.evaluation.tournament import Tournament, round_robin
 from csro.evaluation.trace import Trace, play_traced
 
