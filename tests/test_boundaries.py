@@ -77,7 +77,7 @@ def test_no_module_imports_another_packages_private_module():
 
 
 LAYERS = (  # bottom to top; docs/architecture.md, "Layers"
-    ("foundations", {"csro", "csro.errors", "csro.events", "csro.seeding", "csro.extract", "csro.gbnf"}),
+    ("foundations", {"csro", "csro._lazy", "csro.errors", "csro.events", "csro.seeding", "csro.extract", "csro.gbnf"}),
     ("games and the sandbox", {"csro.games", "csro.policies"}),
     ("solvers", {"csro.solvers"}),
     ("configuration", {"csro.config"}),
@@ -99,7 +99,8 @@ def _top(module: str) -> str:
 
 def _edges(modules: dict[str, pathlib.Path]) -> dict[str, set[str]]:
     """module -> the csro modules it imports (at the top or inside a function); ``from P import
-    m`` is an import of the submodule ``P.m`` where there is one, else of ``P``."""
+    m`` is an import of the submodule ``P.m`` where there is one, else of ``P``; a package that
+    serves its names lazily (``csro._lazy``) imports every module its table names."""
     def resolve(name: str) -> str | None:
         parts = name.split(".")
         return next((".".join(parts[:i]) for i in range(len(parts), 0, -1) if ".".join(parts[:i]) in modules), None)
@@ -108,7 +109,9 @@ def _edges(modules: dict[str, pathlib.Path]) -> dict[str, set[str]]:
     for module, path in modules.items():
         package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Import):
+            if isinstance(node, ast.Constant) and path.name == "__init__.py" and node.value in modules:
+                names = [node.value]
+            elif isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom):
                 base = package.split(".")[:len(package.split(".")) - node.level + 1] if node.level else []

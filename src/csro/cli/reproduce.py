@@ -10,7 +10,6 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from csro import reproduce
 from csro.cli._app import app
 from csro.cli.run import VIEWS, _hooks
 
@@ -32,6 +31,8 @@ def reproduce_cmd(
                                                          "e.g. llm.provider=openai."),
 ) -> None:
     """Reproduce the paper's table: every oracle with every seed, beside the paper's rows and reference bots."""
+    from csro import reproduce
+
     grid = reproduce.make_grid(game, config=config, oracles=[o.strip() for o in oracles.split(",") if o.strip()],
                                seeds=seeds, overrides=overrides)
     view = VIEWS["csro"]

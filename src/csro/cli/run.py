@@ -2,7 +2,8 @@
 
 The commands dispatch through the run-kind registry (``csro.runkinds``): ``run`` starts the kind
 its configuration names, the others read the kind recorded in the run directory. How each kind
-is shown is its ``View`` (``VIEWS``); the CSRO loop's is here.
+is shown is its ``View`` (``VIEWS``); the CSRO loop's is here. The registry and the stores are
+imported by the commands that use them, so ``csro --help`` loads none of them.
 """
 
 from __future__ import annotations
@@ -12,20 +13,21 @@ import json
 import re
 import pathlib
 import sys
-from typing import Iterator, List, Optional
+from typing import TYPE_CHECKING, Iterator, List, Optional
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from csro import events, runkinds, runs
+from csro import events
 from csro.cli import aor, discover, train
 from csro.cli._app import app
 from csro.cli._progress import new_progress
 from csro.cli._views import View
-from csro.config import documented_yaml
 from csro.errors import BudgetExhausted, ConfigError
-from csro.store import RunStore
+
+if TYPE_CHECKING:
+    from csro.runs import Hooks
 
 out = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
@@ -78,14 +80,16 @@ def _event_line(iteration: int, kind: str, data: dict, total: int) -> str | None
 
 
 @contextlib.contextmanager
-def _hooks(view: View, total: int | None) -> Iterator[runs.Hooks]:
+def _hooks(view: View, total: int | None) -> Iterator[Hooks]:
     """Event lines on stderr, and a match progress bar when stderr is a terminal."""
+    from csro.runs import Hooks
+
     if not sys.stderr.isatty():
         def on_event(i: int, kind: str, data: dict) -> None:
             line = view.event_line(i, kind, data, total)
             if line:
                 err.print(line, highlight=False)
-        yield runs.Hooks(on_event=on_event)
+        yield Hooks(on_event=on_event)
         return
     with new_progress() as bar:
         tasks: dict[str, int] = {}
@@ -102,7 +106,7 @@ def _hooks(view: View, total: int | None) -> Iterator[runs.Hooks]:
             if done >= total_matches:
                 bar.remove_task(tasks.pop(phase))
 
-        yield runs.Hooks(on_event=on_event, on_progress=on_progress)
+        yield Hooks(on_event=on_event, on_progress=on_progress)
 
 
 def _summary(directory: pathlib.Path, report: pathlib.Path, s: dict) -> None:
@@ -112,6 +116,8 @@ def _summary(directory: pathlib.Path, report: pathlib.Path, s: dict) -> None:
     _population_table(s, title=f"population of {directory}")
     final = s["final"]
     if final:
+        from csro.store import RunStore
+
         with RunStore.open(directory) as store:
             initial = next((d for d in store.iterations() if d["iteration"] == 0 and "agg_score" in d), None)
         if initial:
@@ -186,6 +192,8 @@ def run_cmd(
 ) -> None:
     """Start a run of any kind (CSRO, discovery, AOR, training); resumable with `csro resume`.
     Exit 3: stopped by llm.budget (continue with `csro resume DIR --set llm.budget...`)."""
+    from csro import runkinds
+
     cfg = runkinds.load(config, overrides)
     if estimate:
         if cfg.kind != "csro":
@@ -211,6 +219,8 @@ def resume_cmd(
 ) -> None:
     """Continue an interrupted run of any kind to the result an uninterrupted run would have.
     Exit 3: stopped by llm.budget again."""
+    from csro import runkinds
+
     if overrides:
         runkinds.change_budget(directory, overrides)
     s = runkinds.status(directory)
@@ -237,6 +247,8 @@ def status_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
 ) -> None:
     """Where a run stands (any kind): its progress, its members or steps, its final result, its LLM use."""
+    from csro import runkinds
+
     s = runkinds.status(directory)
     if json_out:
         print(json.dumps(s))
@@ -247,6 +259,8 @@ def status_cmd(
 @app.command("report")
 def report_cmd(directory: pathlib.Path = typer.Argument(..., help="The run directory.")) -> None:
     """Write DIR/report.html from the run's store, any kind (self-contained; open it in a browser)."""
+    from csro import runkinds
+
     print(runkinds.report(directory))
 
 
@@ -256,4 +270,7 @@ def config_cmd(
     overrides: List[str] = typer.Option([], "--set", help="Override a field: key.path=value (repeatable)."),
 ) -> None:
     """Print the effective configuration of any kind (--set kind=aor: the AOR defaults), every field described."""
+    from csro import runkinds
+    from csro.config import documented_yaml
+
     print(documented_yaml(runkinds.load(config, overrides)), end="")
