@@ -76,15 +76,12 @@ class Tally:
 
     def add(self, calls: float, tokens_in: float, tokens_out: float) -> None:
         """``calls`` calls of ``tokens_in`` prompt and ``tokens_out`` completion tokens each."""
-        self.calls += calls
-        self.tokens_in += calls * tokens_in
-        self.tokens_out += calls * tokens_out
+        self.merge(Tally(1.0, tokens_in, tokens_out), times=calls)
 
     def merge(self, other: "Tally", times: float = 1.0) -> None:
         """Add ``other`` ``times`` over."""
-        self.calls += times * other.calls
-        self.tokens_in += times * other.tokens_in
-        self.tokens_out += times * other.tokens_out
+        for field in dataclasses.fields(self):
+            setattr(self, field.name, getattr(self, field.name) + times * getattr(other, field.name))
 
 
 def counter(llm) -> tuple[str, Callable[[tuple[Message, ...], str], int]]:
