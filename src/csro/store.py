@@ -210,7 +210,7 @@ class RunStore(SQLiteStore):
         return dict(self._read("SELECT phase, COUNT(*) FROM matches GROUP BY phase ORDER BY phase"))
 
     def payoff_table(self, phase: str) -> PayoffTable:
-        """The payoff table of every stored match of ``phase`` (``csro.evaluation.runner.record``)."""
+        """The payoff table of every stored match of ``phase`` (``csro.evaluation.payoff_table.record``)."""
         table = PayoffTable()
         record(table, self.matches(phase))
         return table
