@@ -231,7 +231,7 @@ class SandboxConfig(Section):
 class RunConfig(RunRoot):
     """One CSRO run (Algorithm 1 of the paper, with our defaults)."""
 
-    kind: Literal["csro"] = Field("csro", description="the kind of run: csro (the default), discover, aor or train")
+    kind: Literal["csro"] = Field("csro", description="the kind of run: csro (the default), discover, aor, train or reproduce")
     game: str = Field("rrps", description="rrps | leduc | any OpenSpiel game string")
     iterations: int = Field(20, ge=1, description="K: PSRO iterations")
     seed: int = Field(0, ge=0, description="fixes every match seed and every LLM sampling seed")
