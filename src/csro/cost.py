@@ -68,7 +68,7 @@ def estimate_run(config: RunConfig) -> Estimate:
             size = CallSize(first=first, completion=out, program=out + approx_tokens(head), rules=rules,
                             written=opposing * (k - 1 + initial_code), new=int(k > 1 or initial_code))
             tally.merge(oracle.cost(oracle_cfg, size, sc), times=players)
-        tin, tout = math.ceil(tally.tokens_in), math.ceil(tally.tokens_out)
-        scenarios[sc.name] = {"calls": math.ceil(tally.calls), "tokens_in": tin, "tokens_out": tout,
+        tin, tout = math.ceil(tally["tokens_in"]), math.ceil(tally["tokens_out"])
+        scenarios[sc.name] = {"calls": math.ceil(tally["calls"]), "tokens_in": tin, "tokens_out": tout,
                               "usd": None if usd is None else usd.cost(tin, tout)}
     return Estimate(llm.provider, model_label(llm), counted_with, first, usd, scenarios, tuple(used), notes)

@@ -30,7 +30,7 @@ per-player populations"; our reading, as OpenSpiel's ``psro_v2``)::
 
 Both are the loop below; what differs — which cells are simulated, how sigma is solved and
 what each player's oracle answers — is the meta-game's (``csro.metagame``: a
-``SymmetricMetaGame`` or a ``ProfileMetaGame``, each ``solve(k) -> Solution`` and
+``SymmetricMetaGame`` or a ``ProfileMetaGame``, each ``solve(k, members) -> Solution`` and
 ``target(solution, player) -> Target``). With per-player populations a call key carries the
 seat (``seat1-propose``) and a policy is ``p1-3``.
 

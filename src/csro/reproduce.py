@@ -88,6 +88,10 @@ class Grid:
     def cell_name(self, oracle: str, seed: int) -> str:
         return f"{oracle}-s{seed}"
 
+    def cells(self) -> list[tuple[str, int, str]]:
+        """(oracle, seed, cell name) of every cell, oracle by oracle."""
+        return [(oracle, seed, self.cell_name(oracle, seed)) for oracle in self.oracles for seed in self.seeds]
+
     def cell_config(self, oracle: str, seed: int) -> RunConfig:
         return parse_config(apply_overrides(self.base, [f"oracle.kind={oracle}", f"seed={seed}"]))
 
@@ -169,9 +173,7 @@ def start(config: GridConfig, directory: str | pathlib.Path, hooks: runs.Hooks =
 
 def resume(directory: str | pathlib.Path, hooks: runs.Hooks = runs.Hooks()) -> pathlib.Path:
     """Continue the grid recorded in ``directory``."""
-    with GridStore.open(directory) as store:
-        grid = store.grid()
-    run_grid(grid, pathlib.Path(directory), hooks=hooks)
+    run_grid(_recorded(directory), pathlib.Path(directory), hooks=hooks)
     return pathlib.Path(directory) / "summary.html"
 
 
@@ -179,18 +181,19 @@ def status(directory: str | pathlib.Path) -> dict:
     """Where the grid stands: each cell's iterations done (of K), whether it finished, and the
     summary's rows once written."""
     directory = pathlib.Path(directory)
-    with GridStore.open(directory) as store:
-        grid = store.grid()
-    cells = {}
-    for oracle in grid.oracles:
-        for seed in grid.seeds:
-            name = grid.cell_name(oracle, seed)
-            cells[name] = _cell_status(directory / "cells" / name)
+    grid = _recorded(directory)
+    cells = {name: _cell_status(directory / "cells" / name) for _, _, name in grid.cells()}
     summary = directory / "summary.json"
     return {"game": grid.game, "oracles": list(grid.oracles), "seeds": list(grid.seeds),
             "iterations": grid.base["iterations"], "cells": cells,
             "done": all(c["done"] for c in cells.values()) and summary.is_file(),
             "ours": json.loads(summary.read_text())["ours"] if summary.is_file() else None}
+
+
+def _recorded(directory: str | pathlib.Path) -> Grid:
+    """The grid recorded in ``directory``."""
+    with GridStore.open(directory) as store:
+        return store.grid()
 
 
 def _cell_status(directory: pathlib.Path) -> dict:
@@ -203,14 +206,9 @@ def _cell_status(directory: pathlib.Path) -> dict:
 def report(directory: str | pathlib.Path) -> pathlib.Path:
     """Rewrite the summary files from the cells' stores (no cell is run)."""
     directory = pathlib.Path(directory)
-    with GridStore.open(directory) as store:
-        grid = store.grid()
-    cells = {}
-    for oracle in grid.oracles:
-        for seed in grid.seeds:
-            name = grid.cell_name(oracle, seed)
-            cells[name] = _outcome(directory / "cells" / name) if (directory / "cells" / name / "run.db").exists() \
-                else {"error": "not started"}
+    grid = _recorded(directory)
+    cells = {name: _outcome(directory / "cells" / name) if (directory / "cells" / name / "run.db").exists()
+             else {"error": "not started"} for _, _, name in grid.cells()}
     write_summary(summarize(grid, cells, _references(grid, directory / "references.json")), directory)
     return directory / "summary.html"
 
@@ -225,12 +223,9 @@ def run_grid(grid: Grid, directory: pathlib.Path, *, hooks: runs.Hooks = runs.Ho
         raise ConfigError(f"{directory} holds another grid (see {recorded}); choose a new --out")
     recorded.write_text(json.dumps(record, indent=1))
     on_event = hooks.on_event or (lambda step, kind, data: None)
-    cells = {}
-    for oracle in grid.oracles:
-        for seed in grid.seeds:
-            name = grid.cell_name(oracle, seed)
-            cells[name] = _run_cell(grid.cell_config(oracle, seed), directory / "cells" / name, hooks,
-                                    lambda what, name=name: on_event(0, events.GRID_CELL, {"cell": name, "what": what}))
+    cells = {name: _run_cell(grid.cell_config(oracle, seed), directory / "cells" / name, hooks,
+                             lambda what, name=name: on_event(0, events.GRID_CELL, {"cell": name, "what": what}))
+             for oracle, seed, name in grid.cells()}
     references = _references(grid, directory / "references.json")
     summary = summarize(grid, cells, references)
     write_summary(summary, directory)

@@ -18,6 +18,7 @@ Hennes et al. (arXiv 2603.10098) give no cost model; this one is ours.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 from typing import Callable
 
@@ -66,22 +67,16 @@ class Estimate:
     notes: tuple[str, ...] = ()
 
 
-@dataclasses.dataclass
-class Tally:
-    """Expected calls and tokens (fractional: scenario rates are probabilities)."""
-
-    calls: float = 0.0
-    tokens_in: float = 0.0
-    tokens_out: float = 0.0
+class Tally(collections.Counter):
+    """Expected ``calls``, ``tokens_in`` and ``tokens_out`` (fractional: scenario rates are probabilities)."""
 
     def add(self, calls: float, tokens_in: float, tokens_out: float) -> None:
         """``calls`` calls of ``tokens_in`` prompt and ``tokens_out`` completion tokens each."""
-        self.merge(Tally(1.0, tokens_in, tokens_out), times=calls)
+        self.update(calls=calls, tokens_in=calls * tokens_in, tokens_out=calls * tokens_out)
 
     def merge(self, other: "Tally", times: float = 1.0) -> None:
         """Add ``other`` ``times`` over."""
-        for field in dataclasses.fields(self):
-            setattr(self, field.name, getattr(self, field.name) + times * getattr(other, field.name))
+        self.update({key: times * value for key, value in other.items()})
 
 
 def counter(llm) -> tuple[str, Callable[[tuple[Message, ...], str], int]]:
