@@ -15,7 +15,8 @@ import pathlib
 
 from csro import runs
 from csro.config import load_config, parse_config
-from csro.llm.estimate import estimate_run, format_estimate
+from csro.cost import estimate_run
+from csro.llm.estimate import format_estimate
 from csro.store import RunStore
 
 

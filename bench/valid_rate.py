@@ -39,7 +39,7 @@ from csro.oracles import OracleContext
 from csro.oracles._context import ContextBuilder, PromptLevers
 from csro.oracles._propose import Proposer
 from csro.policies import SandboxLimits
-from csro.psro import StoreLog
+from csro.store import StoreLog
 from csro.simulate import StoredSimulator
 from csro.store import RunStore
 

@@ -17,7 +17,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def test_every_kind_has_its_config_root_store_and_view():
-    assert set(runkinds.KINDS) == {"csro", "discover", "aor", "train"} == set(VIEWS)
+    assert set(runkinds.KINDS) == {"csro", "discover", "aor", "train", "reproduce"} == set(VIEWS)
     for name, kind in runkinds.KINDS.items():
         model = kind.config_model()
         assert issubclass(model, RunRoot) and model().kind == name
@@ -62,7 +62,7 @@ def test_the_stored_config_records_the_kind_and_it_is_read_back(tmp_path):
     with RunStore.create(tmp_path / "c", RunConfig().to_dict()) as store:
         assert store.config()["kind"] == "csro"
     assert runkinds.kind_of(tmp_path / "c").name == "csro"
-    with pytest.raises(StoreError, match=r"^no run at .* \(none of run\.db, aor\.db, train\.db found\)"):
+    with pytest.raises(StoreError, match=r"^no run at .* \(none of run\.db, aor\.db, train\.db, grid\.json found\)"):
         runkinds.kind_of(tmp_path)
 
 

@@ -14,7 +14,7 @@ import threading
 import pytest
 
 from csro.evaluation.payoff_table import PayoffTable
-from csro.evaluation.runner import MatchResult, record
+from csro.evaluation.payoff_table import MatchResult, record
 from csro.llm._types import CallKey, LLMReply, LLMRequest, Message
 from csro.store import PolicyRecord, RunStore, SigmaRecord, StoreError
 

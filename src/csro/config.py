@@ -120,17 +120,19 @@ class BudgetLimits(Section):
     calls: int | None = Field(None, ge=1, description="calls made (replayed calls count too)")
 
 
+# The roles of LLM calls, which a budget may cap one by one (``csro.llm.roles`` reads a call's
+# role from its step).
+ROLES = ("description", "proposal", "repair", "refinement", "fallback", "diagnosis", "rewrite", "mutation", "other")
+
+
 class BudgetConfig(BudgetLimits):
     """The run's LLM budget, and optional caps per call role (see docs/cost.md)."""
 
-    roles: dict[str, BudgetLimits] = Field({}, description="caps per role: description, proposal, repair, "
-                                           "refinement, fallback, diagnosis, rewrite, mutation, other")
+    roles: dict[str, BudgetLimits] = Field({}, description=f"caps per role: {', '.join(ROLES)}")
 
     @field_validator("roles")
     @classmethod
     def _known_roles(cls, v: dict[str, BudgetLimits]) -> dict[str, BudgetLimits]:
-        from csro.llm.roles import ROLES
-
         unknown = sorted(set(v) - set(ROLES))
         if unknown:
             raise ValueError(f"unknown role {unknown[0]!r}; known: {', '.join(ROLES)}")
@@ -243,7 +245,7 @@ class SandboxConfig(Section):
 class RunConfig(RunRoot):
     """One CSRO run (Algorithm 1 of the paper, with our defaults)."""
 
-    kind: Literal["csro"] = Field("csro", description="the kind of run: csro (the default), discover, aor or train")
+    kind: Literal["csro"] = Field("csro", description="the kind of run: csro (the default), discover, aor, train or reproduce")
     game: str = Field("rrps", description="rrps | leduc | any OpenSpiel game string")
     iterations: int = Field(20, ge=1, description="K: PSRO iterations")
     seed: int = Field(0, ge=0, description="fixes every match seed and every LLM sampling seed")

@@ -19,6 +19,9 @@ EXPLOITABILITY_ESTIMATE = "exploitability_estimate"
 BUDGET_EXHAUSTED = "budget_exhausted"  # the run stopped at its LLM budget, ``{"reason": ...}``
 SANDBOX = "sandbox"  # the kernel layers untrusted code ran under from here on (csro.policies.check_layers)
 
+# A reproduction grid (csro.reproduce): a cell starts, resumes, is done or failed, ``{"cell", "what"}``.
+GRID_CELL = "grid_cell"
+
 # The oracles (csro.oracles).
 ORACLE_CANDIDATE = "oracle_candidate"
 ORACLE_REJECTED = "oracle_rejected"

@@ -1,4 +1,20 @@
-"""The empirical game of a CSRO run: U over the population, its uncertainty, sigma's stability.
+"""The meta-game of a CSRO run: U over the population(s), its uncertainty, its solution, and
+what the oracle answers.
+
+Two meta-games behind one interface (``MetaGame``), chosen by the game (``meta_game``):
+
+- ``SymmetricMetaGame``: two-player zero-sum games whose seats play the same role share one
+  population; U is antisymmetric with an unplayed diagonal (``EmpiricalGame``). This is the
+  setting of Algorithm 1 of Hennes et al. (arXiv 2603.10098).
+- ``ProfileMetaGame``: every other game (n players, general-sum, seats that differ) keeps one
+  population per player and N payoff tensors over profiles (``ProfileGame``); the paper says
+  "the loop transfers to general-sum and n-player games with per-player populations", and we
+  read that as OpenSpiel's ``psro_v2`` does.
+
+Each ``solve(iteration, members)`` simulates the cells it lacks and returns a ``Solution``
+(sigma per population, the joint distribution, the gap and each player's regret), and
+``target(solution, player)`` is that solution as player ``player``'s oracle sees it at the next
+iteration.
 
 PSRO (and CSRO, Hennes et al. arXiv 2603.10098, Algorithm 1) solves the meta-game U whose
 cells are *estimated* by simulation. With few matches per cell the estimate is noisy: one
@@ -25,18 +41,33 @@ on it. The paper is silent on cell sizes; our answer (issue "a meta-game decided
 
 from __future__ import annotations
 
+import abc
 import dataclasses
+import itertools
 import math
 from typing import Sequence
 
 import numpy as np
 from scipy.optimize import linprog
 
-from csro.evaluation import Z95, PayoffTable
+from csro.arena import Opponent, Profile, Target
+from csro.config import RunConfig
+from csro.errors import ConfigError
+from csro.evaluation import Z95, PayoffTable, PolicySpec
+from csro.games import CodeGame
+from csro.seeding import derive_seed
+from csro.simulate import StoredSimulator
 from csro.solvers.meta import (
+    JointMetaSolver,
     MetaSolver,
     clean_distribution,
     get_meta_solver,
+    joint_marginals,
+    meta_gap,
+    meta_nash_conv,
+    others_marginal,
+    player_regrets,
+    product_joint,
     symmetric_sigma,
 )
 
@@ -159,3 +190,202 @@ class ProfileGame:
                 payoffs[p][index] = rows[:, p].mean()
                 sem[p][index] = rows[:, p].std(ddof=1) / math.sqrt(len(rows)) if len(rows) > 1 else 0.0
         return cls(tuple(tuple(x) for x in names), tuple(payoffs), tuple(sem), counts)
+
+
+def symmetric(game: CodeGame) -> bool:
+    """Whether one shared population plays every seat: two-player zero-sum games whose seats
+    play the same role (seats alternate between matches). Every other game gets one
+    population per player."""
+    return game.num_players == 2 and game.zero_sum and game.seat_roles is None
+
+
+@dataclasses.dataclass(frozen=True)
+class Solution:
+    """sigma_k: the solved meta-game after iteration k.
+
+    Attributes:
+      iteration: k.
+      members: each population's members, in population order (one population in a symmetric
+        game).
+      sigmas: each population's sigma over its members.
+      joint: the distribution over profiles: a joint solver's own (CE, CCE), else the product
+        of the sigmas (in a symmetric game sigma against itself).
+      gap: how far sigma is from the solver's equilibrium in the empirical game (NashConv of a
+        product sigma, the CE / CCE gap of a joint one); the run records it as
+        ``meta_nash_conv``.
+      regrets: each player's regret under ``joint`` (per-player populations; None in a
+        symmetric game, whose one population answers for both seats).
+      values: each population's expected return under ``joint`` (0 in a symmetric zero-sum game).
+      game: the empirical game that was solved.
+    """
+
+    iteration: int
+    members: tuple[tuple[PolicySpec, ...], ...]
+    sigmas: tuple[np.ndarray, ...]
+    joint: np.ndarray
+    gap: float
+    regrets: tuple[float, ...] | None
+    values: tuple[float, ...]
+    game: EmpiricalGame | ProfileGame
+
+    @property
+    def names(self) -> list[list[str]]:
+        return [[s.name for s in population] for population in self.members]
+
+
+def _opponent(spec: PolicySpec, weight: float) -> Opponent:
+    return Opponent(spec.name, float(weight), spec, spec.builtin.description if spec.builtin else "")
+
+
+class MetaGame(abc.ABC):
+    """The empirical game of a run's populations: simulated, solved, and turned into targets.
+
+    Attributes:
+      players: the number of populations (1 when one population plays every seat).
+    """
+
+    players: int
+
+    def __init__(self, config: RunConfig, simulator: StoredSimulator):
+        self.config = config
+        self.sim = simulator
+        self.solver = get_meta_solver(config.meta_solver)  # one instance: a stateful solver sees every iteration
+
+    @abc.abstractmethod
+    def policy_id(self, player: int, index: int) -> str:
+        """The id of member ``index`` of ``player``'s population."""
+
+    @abc.abstractmethod
+    def scope(self, player: int) -> str:
+        """The prefix of ``player``'s oracle call keys (one population: none)."""
+
+    @abc.abstractmethod
+    def solve(self, iteration: int, members: Sequence[Sequence[PolicySpec]]) -> Solution:
+        """Simulate the cells the members lack and solve: sigma_iteration."""
+
+    @abc.abstractmethod
+    def record(self, solution: Solution) -> dict:
+        """The ``sigma`` event of a solution: sigma, the gap and the empirical game behind it."""
+
+    @abc.abstractmethod
+    def target(self, solution: Solution, player: int) -> Target:
+        """sigma_k as the oracle of ``player`` sees it at iteration k + 1."""
+
+
+class SymmetricMetaGame(MetaGame):
+    """One population in both seats; U[i, j] from the matches of i against j, seats alternated.
+
+    Only the newest member's row is simulated (U[j, i] = -U[i, j] comes from the same
+    matches, the diagonal is 0), sized by its confidence interval when ``meta_game.ci_width``
+    asks for it; sigma is the meta-solver's or ``strongest_plausible`` (``meta_game.select``).
+    """
+
+    players = 1
+
+    def policy_id(self, player: int, index: int) -> str:
+        return f"p{index}"
+
+    def scope(self, player: int) -> str:
+        return ""
+
+    def solve(self, iteration: int, members: Sequence[Sequence[PolicySpec]]) -> Solution:
+        [specs] = members
+        mg = self.config.meta_game
+        self.sim.play_sized("meta", [(specs[-1], old) for old in specs[:-1]], self.config.matches_per_cell,
+                            ci_width=mg.ci_width, max_matches=mg.max_matches)
+        game = EmpiricalGame.symmetric(self.sim.store.payoff_table("meta"), [s.name for s in specs])
+        sigma = meta_sigma(game, self.solver, mg.select)
+        s = 0.5 * (game.payoffs - game.payoffs.T)
+        gap = float(meta_nash_conv([s, -s], [sigma, sigma]))
+        return Solution(iteration, (tuple(specs),), (sigma,), product_joint([sigma, sigma]), gap, None, (0.0,), game)
+
+    def record(self, solution: Solution) -> dict:
+        game, [sigma] = solution.game, solution.sigmas
+        mg = self.config.meta_game
+        data = {"sigma": dict(zip(game.names, map(float, sigma))), "meta_nash_conv": solution.gap,
+                "u": game.payoffs.tolist(), "u_ci95": game.ci.tolist(), "u_matches": game.counts.tolist()}
+        if mg.resamples:
+            data["support_changes"] = support_changes(
+                game, self.config.meta_solver, sigma, mg.resamples,
+                derive_seed(self.config.seed, "resample", solution.iteration), mg.select)
+        return data
+
+    def target(self, solution: Solution, player: int) -> Target:
+        [specs], [sigma] = solution.members, solution.sigmas
+        return Target(solution.iteration + 1, 0, tuple(_opponent(s, w) for s, w in zip(specs, sigma)))
+
+
+class ProfileMetaGame(MetaGame):
+    """One population per player; every profile simulated once, each policy in its own seat.
+
+    The N payoff tensors are solved by the meta-solver: a joint solver's (CE, CCE) sigma is
+    kept as the joint and its marginals, any other solver's sigmas as their product. The
+    oracle of player p answers the other seats' sigma: their product for a product sigma, the
+    others' joint marginal for a joint one (CCE's target; for CE we take the same one call per
+    player, JPSRO would add one per recommendation).
+    """
+
+    def __init__(self, config: RunConfig, simulator: StoredSimulator, players: int):
+        super().__init__(config, simulator)
+        self.players = players
+
+    def policy_id(self, player: int, index: int) -> str:
+        return f"p{player}-{index}"
+
+    def scope(self, player: int) -> str:
+        return f"seat{player}-"
+
+    def solve(self, iteration: int, members: Sequence[Sequence[PolicySpec]]) -> Solution:
+        profiles = list(itertools.product(*members))
+        results = self.sim.profile_results("meta", profiles, self.config.matches_per_cell)
+        names = [[s.name for s in population] for population in members]
+        game = ProfileGame.of(names, {tuple(s.name for s in pr): [r.returns for r in rs]
+                                      for pr, rs in zip(profiles, results)})
+        payoffs = list(game.payoffs)
+        if isinstance(self.solver, JointMetaSolver):
+            joint = self.solver.solve_joint(payoffs)
+            sigmas, concept = joint_marginals(joint), self.config.meta_solver
+        else:
+            sigmas = [np.asarray(s, dtype=float) for s in self.solver.solve(payoffs)]
+            joint, concept = product_joint(sigmas), "nash"
+        gap = float(meta_gap(payoffs, joint if concept != "nash" else sigmas, concept))
+        return Solution(iteration, tuple(tuple(p) for p in members), tuple(sigmas), joint, gap,
+                        tuple(player_regrets(payoffs, joint)), tuple(float(np.sum(u * joint)) for u in payoffs), game)
+
+    def record(self, solution: Solution) -> dict:
+        game = solution.game
+        return {"sigma": [dict(zip(names, map(float, sigma))) for names, sigma in zip(game.names, solution.sigmas)],
+                "meta_nash_conv": solution.gap, "gap": self._concept, "regrets": list(solution.regrets),
+                "joint": solution.joint.tolist(), "u": [u.tolist() for u in game.payoffs],
+                "u_matches": game.counts.tolist()}
+
+    @property
+    def _concept(self) -> str:
+        return self.config.meta_solver if isinstance(self.solver, JointMetaSolver) else "nash"
+
+    def target(self, solution: Solution, player: int) -> Target:
+        others = [p for p in range(self.players) if p != player]
+        marginal = others_marginal(solution.joint, player)
+        members, sigmas = solution.members, solution.sigmas
+        profiles = tuple(
+            Profile(float(marginal[index]), tuple(
+                None if p == player else _opponent(members[p][index[others.index(p)]], sigmas[p][index[others.index(p)]])
+                for p in range(self.players)))
+            for index in np.ndindex(*marginal.shape))
+        shown = tuple(_opponent(s, w) for p in others for s, w in zip(members[p], sigmas[p]))
+        return Target(solution.iteration + 1, player, shown, profiles)
+
+
+def meta_game(game: CodeGame, config: RunConfig, simulator: StoredSimulator, oracle) -> MetaGame:
+    """The meta-game ``game`` needs (``symmetric``), refusing what it cannot run with per-player
+    populations: a selection other than the solver's, or an ``oracle`` that does not declare
+    ``per_player`` (it answers one shared population only)."""
+    if symmetric(game):
+        return SymmetricMetaGame(config, simulator)
+    if config.meta_game.select != "solver":
+        raise ConfigError(f"meta_game.select: {config.meta_game.select} needs a symmetric two-player zero-sum game; "
+                          f"{game.name!r} has one population per player (use select: solver)")
+    if not oracle.per_player:
+        raise ConfigError(f"oracle.kind: {oracle.name} runs symmetric two-player zero-sum games; {game.name!r} "
+                          "needs one population per player (use an oracle kind that answers one seat, e.g. zero_shot)")
+    return ProfileMetaGame(config, simulator, game.num_players)

@@ -28,10 +28,11 @@ per-player populations"; our reading, as OpenSpiel's ``psro_v2``)::
         P_p = P_p + {pi_k^p};  U = U + the profiles with a new member only         (simulated)
         sigma_k = meta-solve(U_0, ..., U_{N-1})    # a product sigma, or a joint one (CE, CCE)
 
-A profile is played with every policy in its own seat. The oracle of player p answers the
-other seats' sigma: their product for a product sigma, the others' joint marginal for a
-joint one (CCE's target; for CE we take the same one call per player, JPSRO would add one per
-recommendation). Its call keys carry the seat (``seat1-propose``), its policies are ``p1-3``.
+Both are the loop below; what differs — which cells are simulated, how sigma is solved and
+what each player's oracle answers — is the meta-game's (``csro.metagame``: a
+``SymmetricMetaGame`` or a ``ProfileMetaGame``, each ``solve(k, members) -> Solution`` and
+``target(solution, player) -> Target``). With per-player populations a call key carries the
+seat (``seat1-propose``) and a policy is ``p1-3``.
 
 Everything is written to the run store when produced; a resumed run re-walks the
 iterations with the store as its cache (stored matches are not replayed, recorded LLM
@@ -44,34 +45,22 @@ event, iteration k stays unfinished, and a resume with a larger budget re-walks 
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import time
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
 from csro import events
-from csro.arena import Arena, Opponent, Profile, Target
+from csro.arena import Arena
 from csro.config import RunConfig
-from csro.errors import BudgetExhausted, ConfigError
+from csro.errors import BudgetExhausted
 from csro.evaluation import PolicySpec, code_policy, resolve
 from csro.games import CodeGame
 from csro.llm import Completer, LLMSession
-from csro.metagame import EmpiricalGame, ProfileGame, meta_sigma, support_changes
-from csro.oracles import Oracle, OracleContext
-from csro.seeding import derive_seed
+from csro.metagame import Solution, meta_game
+from csro.oracles import Oracle, OracleContext, OracleResult
 from csro.simulate import StoredSimulator
-from csro.solvers.meta import (
-    JointMetaSolver,
-    get_meta_solver,
-    joint_marginals,
-    meta_gap,
-    meta_nash_conv,
-    others_marginal,
-    player_regrets,
-    product_joint,
-)
-from csro.store import PolicyRecord, RunStore, SigmaRecord
+from csro.store import PolicyRecord, RunStore, SigmaRecord, StoreLog
 
 EventFn = Callable[[int, str, dict], None]  # (iteration, kind, data)
 
@@ -81,13 +70,6 @@ def policy_spec(record: PolicyRecord, game: CodeGame) -> PolicySpec:
     if record.source is not None:
         return code_policy(record.id, record.source, game)
     return dataclasses.replace(resolve(record.ref, game), name=record.id)
-
-
-def symmetric(game: CodeGame) -> bool:
-    """Whether one shared population plays every seat: two-player zero-sum games whose seats
-    play the same role (seats alternate between matches). Every other game gets one
-    population per player."""
-    return game.num_players == 2 and game.zero_sum and game.seat_roles is None
 
 
 class CSRO:
@@ -112,38 +94,49 @@ class CSRO:
         self.config = config
         self.game = game
         self.store = store
-        self.sim = simulator
         self.llm = llm
         self.oracle = oracle
         self.arena = arena
-        self.meta_solver = get_meta_solver(config.meta_solver)  # one instance: stateful solvers see every iteration
         self.on_event = on_event
         self.on_iteration = on_iteration
-        self.symmetric = symmetric(game)
-        self.players = 1 if self.symmetric else game.num_players
-        if not self.symmetric and oracle.name == "evolve":
-            raise ConfigError(f"oracle.kind: evolve runs symmetric two-player zero-sum games; {game.name!r} "
-                              "needs one population per player (use zero_shot, linear_refinement or reflect)")
-        if not self.symmetric and config.meta_game.select != "solver":
-            raise ConfigError(f"meta_game.select: {config.meta_game.select} needs a symmetric two-player zero-sum game; "
-                              f"{game.name!r} has one population per player (use select: solver)")
-        self.populations: list[list[PolicyRecord]] = [[] for _ in range(self.players)]
+        self.meta = meta_game(game, config, simulator, oracle)
 
-    # -- bookkeeping ------------------------------------------------------------------
     def log(self, iteration: int, kind: str, data: dict) -> None:
         self.store.add_event(iteration, kind, data)
         if self.on_event:
             self.on_event(iteration, kind, data)
 
-    def _specs(self, player: int = 0) -> list[PolicySpec]:
-        return [policy_spec(r, self.game) for r in self.populations[player]]
-
-    def _id(self, player: int, index: int) -> str:
-        return f"p{index}" if self.symmetric else f"p{player}-{index}"
-
-    def _add(self, record: PolicyRecord) -> None:
-        self.store.add_policy(record)
-        self.populations[record.player].append(record)
+    # -- the loop --------------------------------------------------------------------------
+    def run(self) -> tuple[list[list[PolicyRecord]], Solution]:
+        """Run (or continue) the K iterations; returns the populations and sigma_K."""
+        self._initial()
+        stored = self.store.policies()
+        done = {d["iteration"] for d in self.store.iterations()}
+        populations = [[r for r in stored if r.iteration == 0 and r.player == p] for p in range(self.meta.players)]
+        solution = self._solve(0, populations)
+        if 0 not in done:
+            self._finish_iteration(solution, populations, time.monotonic())
+        for k in range(1, self.config.iterations + 1):
+            started = time.monotonic()
+            if k not in done:
+                self.log(k, events.ITERATION_START, {"population": sum(len(p) for p in populations)})
+            for player, population in enumerate(populations):
+                recorded = [r for r in stored if r.iteration == k and r.player == player]
+                if recorded or k in done:  # stored before a crash ended the iteration, or a finished one
+                    population.extend(recorded)
+                    continue
+                try:
+                    new = self._member(k, player, population, self.respond(solution, player))
+                except BudgetExhausted as exc:  # stop at the boundary: iteration k stays unfinished
+                    self.log(k, events.BUDGET_EXHAUSTED, {"reason": str(exc)})
+                    raise
+                if new is not None:
+                    self.store.add_policy(new)
+                    population.append(new)
+            solution = self._solve(k, populations)
+            if k not in done:
+                self._finish_iteration(solution, populations, started)
+        return populations, solution
 
     # -- the steps of Algorithm 1 ---------------------------------------------------------
     def _initial(self) -> None:
@@ -151,223 +144,69 @@ class CSRO:
             return
         ref = self.config.initial_policy
         spec = resolve(ref, self.game)
-        for player in range(self.players):
+        for player in range(self.meta.players):
             self.store.add_policy(PolicyRecord(
-                id=self._id(player, 0), player=player, iteration=0, oracle="initial", source=spec.source,
+                id=self.meta.policy_id(player, 0), player=player, iteration=0, oracle="initial", source=spec.source,
                 ref=ref if spec.builtin else None, sha256=spec.sha256, parent=None))
 
-    def _solve(self, iteration: int) -> list[np.ndarray]:
+    def _solve(self, iteration: int, populations: list[list[PolicyRecord]]) -> Solution:
         """Simulate the missing cells of U, solve the meta-game, store sigma_iteration."""
-        if not self.symmetric:
-            return self._solve_profiles(iteration)
-        specs = self._specs()
-        newest = specs[-1]
-        mg = self.config.meta_game
-        self.sim.play_sized("meta", [(newest, old) for old in specs[:-1]], self.config.matches_per_cell,
-                            ci_width=mg.ci_width, max_matches=mg.max_matches)
-        names = [s.name for s in specs]
-        game = self.empirical_game(names)
-        sigma = meta_sigma(game, self.meta_solver, mg.select)
-        s = 0.5 * (game.payoffs - game.payoffs.T)
-        conv = float(meta_nash_conv([s, -s], [sigma, sigma]))
+        members = [[policy_spec(r, self.game) for r in population] for population in populations]
+        solution = self.meta.solve(iteration, members)
         fresh = not any(r.iteration == iteration for r in self.store.sigmas())
-        self.store.add_sigma(SigmaRecord(iteration, 0, tuple(names), tuple(float(x) for x in sigma),
-                                         self.config.meta_solver, conv))
+        for player, (names, sigma) in enumerate(zip(solution.names, solution.sigmas)):
+            self.store.add_sigma(SigmaRecord(iteration, player, tuple(names), tuple(float(x) for x in sigma),
+                                             self.config.meta_solver, solution.gap))
         if fresh:
-            data = {"sigma": dict(zip(names, map(float, sigma))), "meta_nash_conv": conv,
-                    "u": game.payoffs.tolist(), "u_ci95": game.ci.tolist(), "u_matches": game.counts.tolist()}
-            if mg.resamples:
-                data["support_changes"] = support_changes(game, self.config.meta_solver, sigma, mg.resamples,
-                                                          derive_seed(self.config.seed, "resample", iteration),
-                                                          mg.select)
-            self.log(iteration, events.SIGMA, data)
-        return [sigma]
+            self.log(iteration, events.SIGMA, self.meta.record(solution))
+        return solution
 
-    def empirical_game(self, names: list[str]) -> EmpiricalGame:
-        """U over the named members from the stored meta matches, with standard errors."""
-        return EmpiricalGame.symmetric(self.store.payoff_table("meta"), names)
-
-    def _solve_profiles(self, iteration: int) -> list[np.ndarray]:
-        """Per-player populations: every profile simulated once (seats fixed), the N payoff
-        tensors solved; a joint solver's sigma is kept as the joint and its marginals."""
-        specs = [self._specs(p) for p in range(self.players)]
-        profiles = list(itertools.product(*specs))
-        results = self.sim.profile_results("meta", profiles, self.config.matches_per_cell)
-        names = [[s.name for s in population] for population in specs]
-        game = ProfileGame.of(names, {tuple(s.name for s in pr): [r.returns for r in rs]
-                                      for pr, rs in zip(profiles, results)})
-        if isinstance(self.meta_solver, JointMetaSolver):
-            joint = self.meta_solver.solve_joint(list(game.payoffs))
-            sigmas, concept = joint_marginals(joint), self.config.meta_solver
-        else:
-            sigmas = [np.asarray(s, dtype=float) for s in self.meta_solver.solve(list(game.payoffs))]
-            joint, concept = product_joint(sigmas), "nash"
-        gap = float(meta_gap(list(game.payoffs), joint if concept != "nash" else sigmas, concept))
-        self.joint, self.profile_game = joint, game
-        self.regrets = player_regrets(list(game.payoffs), joint)
-        fresh = not any(r.iteration == iteration for r in self.store.sigmas())
-        for p in range(self.players):
-            self.store.add_sigma(SigmaRecord(iteration, p, tuple(names[p]), tuple(float(x) for x in sigmas[p]),
-                                             self.config.meta_solver, gap))
-        if fresh:
-            self.log(iteration, events.SIGMA, {
-                "sigma": [dict(zip(names[p], map(float, sigmas[p]))) for p in range(self.players)],
-                "meta_nash_conv": gap, "gap": concept, "regrets": self.regrets, "joint": joint.tolist(),
-                "u": [u.tolist() for u in game.payoffs], "u_matches": game.counts.tolist()})
-        return sigmas
-
-    def _target(self, iteration: int, player: int, sigmas: list[np.ndarray]) -> Target:
-        """sigma as player ``player``'s oracle sees it (see the module docstring)."""
-        def opponent(spec: PolicySpec, weight: float) -> Opponent:
-            return Opponent(spec.name, float(weight), spec, spec.builtin.description if spec.builtin else "")
-
-        if self.symmetric:
-            return Target(iteration, 0, tuple(opponent(s, w) for s, w in zip(self._specs(), sigmas[0])))
-        others = [p for p in range(self.players) if p != player]
-        marginal = others_marginal(self.joint, player)
-        specs = {p: self._specs(p) for p in others}
-        profiles = tuple(
-            Profile(float(marginal[index]), tuple(None if p == player else opponent(specs[p][index[others.index(p)]],
-                                                                                    sigmas[p][index[others.index(p)]])
-                                                  for p in range(self.players)))
-            for index in np.ndindex(*marginal.shape))
-        shown = tuple(opponent(s, w) for p in others for s, w in zip(specs[p], sigmas[p]))
-        return Target(iteration, player, shown, profiles)
-
-    def _context(self, target: Target) -> OracleContext:
-        """What the oracle gets for ``target``: sigma, the LLM of its iteration and seat, and the rest."""
+    def respond(self, solution: Solution, player: int) -> OracleResult:
+        """The oracle's best response of ``player`` to ``solution`` (sigma_k), at iteration k + 1."""
+        target = self.meta.target(solution, player)
         k = target.iteration
-        scope = "" if self.symmetric else f"seat{target.player}-"
-        return OracleContext(
+        return self.oracle.best_response(OracleContext(
             game=self.game, target=target,
-            llm=LLMSession(self.llm, k, self.config.llm.temperature, self.config.seed, scope),
+            llm=LLMSession(self.llm, k, self.config.llm.temperature, self.config.seed, self.meta.scope(player)),
             arena=self.arena, config=self.config.oracle,
-            log=StoreLog(self.store, k, target.player, lambda kind, data: self.log(k, kind, data)))
+            log=StoreLog(self.store, k, player, lambda kind, data: self.log(k, kind, data))))
 
-    def _best_response(self, iteration: int, player: int, sigmas: list[np.ndarray]) -> None:
-        """Call the oracle against sigma_{k-1}; add its program if it is valid and new."""
-        result = self.oracle.best_response(self._context(self._target(iteration, player, sigmas)))
-        seat = {} if self.symmetric else {"player": player}
+    def _member(self, iteration: int, player: int, population: list[PolicyRecord],
+                result: OracleResult) -> PolicyRecord | None:
+        """The oracle's program as the population's new member, if it is valid and new."""
+        seat = {"player": player} if self.meta.players > 1 else {}
         if result.source is None:
             self.log(iteration, events.ORACLE_FAILED, {"reason": result.reason, "attempts": len(result.attempts), **seat})
-            return
+            return None
         spec = code_policy("new", result.source, self.game)
-        population = self.populations[player]
         duplicate = next((r.id for r in population if r.sha256 == spec.sha256), None)
         if duplicate:
             self.log(iteration, events.DUPLICATE, {"of": duplicate, "reason": result.reason, **seat})
-            return
+            return None
         fb = result.feedback
-        self._add(PolicyRecord(
-            id=self._id(player, len(population)), player=player, iteration=iteration, oracle=self.oracle.name,
-            source=result.source, ref=None, sha256=spec.sha256, parent=None,
+        return PolicyRecord(
+            id=self.meta.policy_id(player, len(population)), player=player, iteration=iteration,
+            oracle=self.oracle.name, source=result.source, ref=None, sha256=spec.sha256, parent=None,
             call_keys=tuple(result.call_keys),
             info={"utility": fb.utility if fb else None, "per_opponent": fb.per_opponent if fb else {},
-                  "reason": result.reason, "attempts": [dataclasses.asdict(a) for a in result.attempts]}))
+                  "reason": result.reason, "attempts": [dataclasses.asdict(a) for a in result.attempts]})
 
-    # -- the loop --------------------------------------------------------------------------
-    def run(self) -> tuple[list[list[PolicyRecord]], list[np.ndarray]]:
-        """Run (or continue) the K iterations; returns the populations and sigma_K (one of each
-        per player; one in a symmetric game)."""
-        self._initial()
-        stored = self.store.policies()
-        done = {d["iteration"] for d in self.store.iterations()}
-        self.populations = [[r for r in stored if r.iteration == 0 and r.player == p] for p in range(self.players)]
-        sigmas = self._solve(0)
-        if 0 not in done:
-            self._finish_iteration(0, sigmas, time.monotonic())
-        for k in range(1, self.config.iterations + 1):
-            started = time.monotonic()
-            if k not in done:
-                self.log(k, events.ITERATION_START, {"population": sum(len(p) for p in self.populations)})
-            for player in range(self.players):
-                recorded = [r for r in stored if r.iteration == k and r.player == player]
-                if recorded or k in done:  # stored before a crash ended the iteration, or a finished one
-                    self.populations[player].extend(recorded)
-                else:
-                    try:
-                        self._best_response(k, player, sigmas)
-                    except BudgetExhausted as exc:  # stop at the boundary: iteration k stays unfinished
-                        self.log(k, events.BUDGET_EXHAUSTED, {"reason": str(exc)})
-                        raise
-            sigmas = self._solve(k)
-            if k not in done:
-                self._finish_iteration(k, sigmas, started)
-        return self.populations, sigmas
+    def _per_population(self, values: Sequence) -> object:
+        """One value per population as a run records it: the value itself when one population
+        plays every seat, else the list."""
+        return values[0] if self.meta.players == 1 else list(values)
 
-    def exploitability_estimate(self, sigmas: list[np.ndarray]) -> dict:
-        """One more best response, against sigma_K (iteration K + 1; not added to the population).
-
-        In a symmetric zero-sum game sigma_K's exploitability is max over policies pi of
-        u(pi, sigma_K), since u(sigma_K, sigma_K) = 0; the utility of any program against sigma_K
-        is a lower bound on it, and the oracle's best answer is the tightest one it can find
-        *within code space*. Its 95% interval comes from the matches behind it. Our addition
-        (the paper gives no exploitability for RRPS or Leduc); exact NashConv stays where the
-        game is small enough (``csro.scoring``). With per-player populations, one best response
-        per player; the estimate is their sum minus sigma_K's own values (a NashConv bound).
-        """
-        k = self.config.iterations + 1
-        parts = []
-        for player in range(self.players):
-            result = self.oracle.best_response(self._context(self._target(k, player, sigmas)))
-            parts.append((result, result.feedback))
-        fbs = [fb for _, fb in parts]
-        data = {"iteration": k, "reason": "; ".join(r.reason for r, _ in parts),
-                "utility": None, "ci95": None, "lower_bound": None, "matches": sum(fb.matches for fb in fbs if fb),
-                "sha256": [code_policy("br", r.source, self.game).sha256 if r.source else None for r, _ in parts]}
-        if all(fbs):
-            own = [0.0] if self.symmetric else self._values(sigmas)
-            gain = sum(fb.utility - v for fb, v in zip(fbs, own))
-            data.update(utility=gain, ci95=float(np.sqrt(sum(fb.ci95 ** 2 for fb in fbs))), lower_bound=max(0.0, gain))
-        if self.symmetric:
-            data["sha256"] = data["sha256"][0]
-        self.log(k, events.EXPLOITABILITY_ESTIMATE, data)
-        return data
-
-    def _values(self, sigmas: list[np.ndarray]) -> list[float]:
-        """Each player's expected return under sigma_K (its joint over the empirical game)."""
-        return [float(np.sum(u * self.joint)) for u in self.profile_game.payoffs]
-
-    def _finish_iteration(self, k: int, sigmas: list[np.ndarray], started: float) -> None:
-        data = {"population_size": len(self.populations[0]) if self.symmetric else [len(p) for p in self.populations]}
-        newest = [p[-1] for p in self.populations if p[-1].iteration == k and p[-1].info.get("utility") is not None]
+    def _finish_iteration(self, solution: Solution, populations: list[list[PolicyRecord]], started: float) -> None:
+        k = solution.iteration
+        data = {"population_size": self._per_population([len(p) for p in populations])}
+        newest = [p[-1].info["utility"] for p in populations if p[-1].iteration == k and p[-1].info.get("utility") is not None]
         if newest:
-            data["br_utility"] = newest[0].info["utility"] if self.symmetric else [r.info["utility"] for r in newest]
-        data["meta_nash_conv"] = next(s.meta_nash_conv for s in self.store.sigmas() if s.iteration == k)
-        if not self.symmetric:
-            data["regrets"] = self.regrets  # each player's regret under sigma_k in the empirical game
+            data["br_utility"] = self._per_population(newest)
+        data["meta_nash_conv"] = solution.gap
+        if solution.regrets is not None:
+            data["regrets"] = list(solution.regrets)  # each player's regret under sigma_k in the empirical game
         if self.on_iteration:
-            data.update(self.on_iteration(k, [self._specs(p) for p in range(self.players)], sigmas))
+            data.update(self.on_iteration(k, [list(m) for m in solution.members], list(solution.sigmas)))
         data["seconds"] = time.monotonic() - started
         self.store.mark_iteration(k, data)
         self.log(k, events.ITERATION_DONE, data)
-
-
-@dataclasses.dataclass(frozen=True)
-class StoreLog:
-    """The run store as one best-response call may see it (``csro.oracles.OracleLog``).
-
-    Attributes:
-      store: the run store.
-      iteration: the iteration events are recorded under.
-      player: whose sigma ``support`` reads.
-      record: records an event of that iteration (the loop's ``log``, which also tells the UI).
-    """
-
-    store: RunStore
-    iteration: int
-    player: int
-    record: Callable[[str, dict], None]
-
-    def event(self, kind: str, data: dict) -> None:
-        self.record(kind, data)
-
-    def add_program(self, data: dict, fitness: float | None) -> None:
-        self.store.add_program(data, fitness)
-
-    def programs(self, before_iteration: int) -> list[dict]:
-        return self.store.programs(before_iteration=before_iteration)
-
-    def support(self, iteration: int) -> dict[str, float]:
-        sigma = next((s for s in self.store.sigmas() if s.iteration == iteration and s.player == self.player), None)
-        return {} if sigma is None else {n: w for n, w in zip(sigma.names, sigma.sigma) if w > 0}

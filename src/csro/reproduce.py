@@ -8,12 +8,16 @@ names. Each cell is an ordinary run directory (``DIR/cells/<oracle>-s<seed>``): 
 command again resumes the unfinished cells and reuses the finished ones, and a cell that
 fails is recorded in the summary without stopping the others.
 
+A grid is a run kind (``kind: reproduce``, ``csro.runkinds``): ``DIR/grid.json`` records it,
+so ``csro resume``, ``csro status`` and ``csro report`` work on a grid directory as on any run
+(``status``: every cell's progress; ``report``: the summary rewritten from the cells' stores).
+
 The summary puts, beside our rows, the paper's published rows and reference rows measured in
 the same run with the same evaluation settings (RRPS: greenberg, iocainebot, randbot; Leduc:
 CFR+), so a reader sees at a glance where a model stands. Our interpretation where the paper
 is silent: a row's figure is the mean over seeds with a 95% Student-t interval across seeds
 (with one seed, the run's own 95% interval); the end-of-run exploitability estimate (a lower
-bound, ``CSRO.exploitability_estimate``) is shown where the runs made one.
+bound, ``csro.scoring.exploitability_estimate``) is shown where the runs made one.
 """
 
 from __future__ import annotations
@@ -24,20 +28,23 @@ import io
 import json
 import math
 import pathlib
-from typing import Callable, Sequence
+from typing import Callable, Literal, Sequence
 
 import numpy as np
 import yaml
 from scipy import stats
 
-from csro import runs
-from csro.config import RunConfig, apply_overrides, parse_config
-from csro.errors import ConfigError, CsroError
+from pydantic import Field
+
+from csro import events, runs
+from csro.config import RunConfig, RunRoot, apply_overrides, parse_config
+from csro.errors import ConfigError, CsroError, StoreError
 from csro.evaluation import evaluate, resolve
 from csro.games import load_game
 from csro.store import RunStore
 
 CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "configs"
+GRID_FILE = "grid.json"
 METRICS = ("pop_return", "pop_expl", "agg_score")
 LABELS = {"pop_return": "PopReturn", "pop_expl": "PopExpl", "agg_score": "AggScore"}
 
@@ -80,14 +87,30 @@ class Grid:
     def cell_name(self, oracle: str, seed: int) -> str:
         return f"{oracle}-s{seed}"
 
+    def cells(self) -> list[tuple[str, int, str]]:
+        """(oracle, seed, cell name) of every cell, oracle by oracle."""
+        return [(oracle, seed, self.cell_name(oracle, seed)) for oracle in self.oracles for seed in self.seeds]
+
     def cell_config(self, oracle: str, seed: int) -> RunConfig:
         return parse_config(apply_overrides(self.base, [f"oracle.kind={oracle}", f"seed={seed}"]))
 
 
-def make_grid(game: str, *, config: pathlib.Path | None, oracles: Sequence[str], seeds: int,
-              overrides: Sequence[str]) -> Grid:
+class GridConfig(RunRoot):
+    """A reproduction grid (``kind: reproduce``): every oracle with every seed, each cell a CSRO
+    run of ``base`` with the cell's oracle kind and seed. ``csro reproduce GAME`` builds one from
+    ``configs/reproduce-GAME.yaml``."""
+
+    kind: Literal["reproduce"] = Field("reproduce", description="the kind of run (a grid of CSRO runs)")
+    game: Literal["rrps", "leduc"] = Field("rrps", description="the experiment whose paper rows the summary shows")
+    oracles: list[str] = Field(["zero_shot", "linear_refinement"], description="oracle kinds, one row each")
+    seeds: int = Field(3, ge=1, description="seeds per oracle (0, 1, ...)")
+    base: RunConfig = Field(RunConfig(), description="every cell's configuration (its oracle.kind and seed are the cell's)")
+
+
+def grid_config(game: str, *, config: pathlib.Path | None, oracles: Sequence[str], seeds: int,
+                overrides: Sequence[str]) -> GridConfig:
     """The grid of ``game`` (``rrps`` or ``leduc``): its base config (``configs/reproduce-GAME.yaml``
-    unless ``config`` is given) with ``overrides``; validated before anything runs."""
+    unless ``config`` is given) with ``overrides``."""
     if game not in PAPER:
         raise ConfigError(f"reproduce: unknown experiment {game!r}; known: {', '.join(PAPER)}")
     if seeds < 1:
@@ -97,29 +120,111 @@ def make_grid(game: str, *, config: pathlib.Path | None, oracles: Sequence[str],
         base = yaml.safe_load(pathlib.Path(path).read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from None
-    base = parse_config(apply_overrides(base, list(overrides))).to_dict()
-    grid = Grid(game, tuple(oracles), tuple(range(seeds)), base)
+    return GridConfig(game=game, oracles=list(oracles), seeds=seeds, base=parse_config(apply_overrides(base, list(overrides))))
+
+
+def make_grid(config: GridConfig) -> Grid:
+    """The grid a configuration runs, validated before anything runs (an unknown oracle fails here)."""
+    grid = Grid(config.game, tuple(config.oracles), tuple(range(config.seeds)), config.base.to_dict())
     for oracle in grid.oracles:
-        grid.cell_config(oracle, 0)  # an unknown oracle fails here, before any run
+        grid.cell_config(oracle, 0)
     return grid
 
 
-def run_grid(grid: Grid, directory: pathlib.Path, *, hooks: runs.Hooks = runs.Hooks(),
-             on_cell: Callable[[str, str], None] = lambda name, what: None) -> dict:
-    """Run (or continue) every cell, measure the reference rows, write the summary files."""
+class GridStore:
+    """A grid directory as the run-kind registry reads it: ``grid.json`` is its recorded
+    configuration (grids made before the registry read the same)."""
+
+    db_name = GRID_FILE
+
+    def __init__(self, directory: pathlib.Path, record: dict):
+        self.directory = directory
+        self.record = record
+
+    @classmethod
+    def open(cls, directory: str | pathlib.Path) -> "GridStore":
+        path = pathlib.Path(directory) / GRID_FILE
+        if not path.is_file():
+            raise StoreError(f"no grid at {directory} ({GRID_FILE} not found)")
+        return cls(pathlib.Path(directory), json.loads(path.read_text()))
+
+    def __enter__(self) -> "GridStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    def config(self) -> dict:
+        """The grid's configuration (``GridConfig`` as a mapping)."""
+        r = self.record
+        return {"kind": "reproduce", "game": r["game"], "oracles": r["oracles"], "seeds": len(r["seeds"]), "base": r["base"]}
+
+    def grid(self) -> Grid:
+        r = self.record
+        return Grid(r["game"], tuple(r["oracles"]), tuple(r["seeds"]), r["base"])
+
+
+def start(config: GridConfig, directory: str | pathlib.Path, hooks: runs.Hooks = runs.Hooks()) -> pathlib.Path:
+    """Run (or continue) the grid of ``config`` in ``directory``; the summary page's path."""
+    run_grid(make_grid(config), pathlib.Path(directory), hooks=hooks)
+    return pathlib.Path(directory) / "summary.html"
+
+
+def resume(directory: str | pathlib.Path, hooks: runs.Hooks = runs.Hooks()) -> pathlib.Path:
+    """Continue the grid recorded in ``directory``."""
+    run_grid(_recorded(directory), pathlib.Path(directory), hooks=hooks)
+    return pathlib.Path(directory) / "summary.html"
+
+
+def status(directory: str | pathlib.Path) -> dict:
+    """Where the grid stands: each cell's iterations done (of K), whether it finished, and the
+    summary's rows once written."""
     directory = pathlib.Path(directory)
+    grid = _recorded(directory)
+    cells = {name: _cell_status(directory / "cells" / name) for _, _, name in grid.cells()}
+    summary = directory / "summary.json"
+    return {"game": grid.game, "oracles": list(grid.oracles), "seeds": list(grid.seeds),
+            "iterations": grid.base["iterations"], "cells": cells,
+            "done": all(c["done"] for c in cells.values()) and summary.is_file(),
+            "ours": json.loads(summary.read_text())["ours"] if summary.is_file() else None}
+
+
+def _recorded(directory: str | pathlib.Path) -> Grid:
+    """The grid recorded in ``directory``."""
+    with GridStore.open(directory) as store:
+        return store.grid()
+
+
+def _cell_status(directory: pathlib.Path) -> dict:
+    if not (directory / "run.db").exists():
+        return {"iteration": None, "done": False}
+    s = runs.status(directory)
+    return {"iteration": s["iteration"], "done": s["done"]}
+
+
+def report(directory: str | pathlib.Path) -> pathlib.Path:
+    """Rewrite the summary files from the cells' stores (no cell is run)."""
+    directory = pathlib.Path(directory)
+    grid = _recorded(directory)
+    cells = {name: _outcome(directory / "cells" / name) if (directory / "cells" / name / "run.db").exists()
+             else {"error": "not started"} for _, _, name in grid.cells()}
+    write_summary(summarize(grid, cells, _references(grid, directory / "references.json")), directory)
+    return directory / "summary.html"
+
+
+def run_grid(grid: Grid, directory: pathlib.Path, *, hooks: runs.Hooks = runs.Hooks()) -> dict:
+    """Run (or continue) every cell, measure the reference rows, write the summary files. Each
+    cell's progress is a ``grid_cell`` event (``{"cell", "what"}``) to ``hooks``."""
     directory.mkdir(parents=True, exist_ok=True)
-    recorded = directory / "grid.json"
+    recorded = directory / GRID_FILE
     record = json.loads(json.dumps(dataclasses.asdict(grid)))
     if recorded.exists() and not same_grid(json.loads(recorded.read_text()), record):
         raise ConfigError(f"{directory} holds another grid (see {recorded}); choose a new --out")
     recorded.write_text(json.dumps(record, indent=1))
-    cells = {}
-    for oracle in grid.oracles:
-        for seed in grid.seeds:
-            name = grid.cell_name(oracle, seed)
-            cells[name] = _run_cell(grid.cell_config(oracle, seed), directory / "cells" / name, hooks,
-                                    lambda what, name=name: on_cell(name, what))
+    on_event = hooks.on_event or (lambda step, kind, data: None)
+    cells = {name: _run_cell(grid.cell_config(oracle, seed), directory / "cells" / name, hooks,
+                             lambda what, name=name: on_event(0, events.GRID_CELL, {"cell": name, "what": what}))
+             for oracle, seed, name in grid.cells()}
     references = _references(grid, directory / "references.json")
     summary = summarize(grid, cells, references)
     write_summary(summary, directory)
@@ -146,13 +251,20 @@ def _run_cell(config: RunConfig, directory: pathlib.Path, hooks: runs.Hooks, say
         else:
             say("starting")
             runs.start(config, directory, hooks)
-        with RunStore.open(directory) as store:
-            final, iterations = store.final(), store.iterations()
+        outcome = _outcome(directory)
     except CsroError as exc:
         say(f"failed: {exc}")
         return {"error": str(exc)}
     say("done")
-    return {"final": final, "iterations": [{k: d.get(k) for k in ("iteration", *METRICS)} for d in iterations]}
+    return outcome
+
+
+def _outcome(directory: pathlib.Path) -> dict:
+    """A cell's final record and per-iteration metrics, from its store."""
+    with RunStore.open(directory) as store:
+        final, iterations = store.final(), store.iterations()
+    rows = [{k: d.get(k) for k in ("iteration", *METRICS)} for d in iterations]
+    return {"final": final, "iterations": rows} if final is not None else {"error": "unfinished", "iterations": rows}
 
 
 def _references(grid: Grid, cache: pathlib.Path) -> dict[str, dict]:

@@ -1,9 +1,11 @@
 """The run-kind registry: one way to start, resume, inspect and report every kind of run.
 
-csro has four applications that keep a run directory: the CSRO loop (``csro.runs``), the
+csro has five applications that keep a run directory: the CSRO loop (``csro.runs``), the
 discovery of CFR hooks and meta-solvers (``csro.discover``), Act–Observe–Rewrite robot
-controllers (``csro.robots``) and SRPO training (``csro.train``). Each is a ``RunKind``: the
-store file of its directory, its configuration model, and the module that implements
+controllers (``csro.robots``), SRPO training (``csro.train``) and the paper's reproduction
+grid of CSRO runs (``csro.reproduce``; its record is ``grid.json``, its report the summary).
+Each is a ``RunKind``: the store file of its directory, its configuration model, and the
+module that implements
 
 - ``start(config, directory, hooks) -> report path`` (a new run),
 - ``resume(directory, hooks) -> report path`` (an interrupted run ends where an
@@ -78,6 +80,8 @@ KINDS: dict[str, RunKind] = {kind.name: kind for kind in (
             "Act-Observe-Rewrite: LLM-written robot controllers on robosuite"),
     RunKind("train", "train.db", "csro.train.store:TrainStore", "csro.train.config:TrainConfig", "csro.train.runs",
             "SRPO training of the oracle's LLM team"),
+    RunKind("reproduce", "grid.json", "csro.reproduce:GridStore", "csro.reproduce:GridConfig", "csro.reproduce",
+            "the paper's oracle x seed grid of CSRO runs and its summary table"),
 )}
 
 
@@ -153,5 +157,7 @@ def change_budget(directory: str | pathlib.Path, overrides: Sequence[str]) -> No
     kind = kind_of(directory)
     if kind.name == "train":
         raise ConfigError("--set: a training run has no LLM budget to change")
+    if kind.name == "reproduce":
+        raise ConfigError("--set: a grid's LLM budget is each cell's; resume the cell (DIR/cells/NAME) with --set")
     with kind.store_class().open(directory) as store, locked(pathlib.Path(directory)):
         change_run_budget(store, overrides)

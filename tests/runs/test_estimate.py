@@ -4,11 +4,16 @@ embedded run's figure is measured by bench/estimate_accuracy.py, see docs/cost.m
 
 from __future__ import annotations
 
+import pathlib
 import re
 
+import pytest
+
 from csro import runs
-from csro.config import parse_config
-from csro.llm.estimate import estimate_run
+from csro.config import load_config, parse_config
+from csro.cost import estimate_run
+from csro.games import load_game
+from csro.oracles import ORACLES
 from csro.store import RunStore
 from run_helpers import csro, small_config, write_config
 from tests.llm._server import Answer, ScriptedServer
@@ -61,3 +66,39 @@ def test_an_unknown_price_is_unknown_and_run_needs_out_or_estimate(tmp_path, rep
     missing = csro("run", path, check=False)
     assert missing.returncode == 2
     assert missing.stderr.strip() == "error: --out: csro run needs the new run directory (or --estimate)"
+
+
+def test_three_player_kuhn_costs_three_times_two_player_kuhn():
+    """The loop makes one oracle call per player per iteration, so the calls triple."""
+    config = load_config(pathlib.Path(__file__).parents[2] / "configs" / "kuhn3.yaml", ["llm.provider=openai", "llm.model=gpt-4o-mini"])
+    three = estimate_run(config).scenarios
+    two = estimate_run(config.model_copy(update={"game": "kuhn_poker"})).scenarios
+    assert three["high"]["calls"] == 3 * two["high"]["calls"] and three["low"]["calls"] == 3 * two["low"]["calls"]
+
+
+KINDS = [("kuhn_poker", kind) for kind in ORACLES] + [("kuhn_poker(players=3)", kind) for kind, oracle in ORACLES.items()
+                                                       if oracle.per_player]
+
+
+@pytest.mark.parametrize("game, kind", KINDS)
+def test_high_bounds_the_calls_of_a_real_run(tmp_path, game, kind):
+    """A files run whose replies alternate a valid policy and a reply with no program, so that
+    repairs, the grammar fallback, refinement rounds and descriptions all happen; the final
+    best response is on. The files provider makes exactly the calls the loop asks for."""
+    folder = tmp_path / "replies"
+    folder.mkdir()
+    (folder / "a.py").write_text(f"```python\n{load_game(game).example_policy}```\n")
+    (folder / "b.md").write_text("I would rather describe a strategy than write one.\n")
+    config = parse_config({
+        "game": game, "iterations": 2, "seed": 1, "matches_per_cell": 2, "meta_solver": "prd",
+        "oracle": {"kind": kind, "samples": 2, "max_repairs": 1, "max_refinements": 2, "max_tokens": 256,
+                   "context": {"opponents": "both"},
+                   "evolve": {"islands": 1, "population_size": 2, "generations": 2, "repairs": 1}},
+        "llm": {"provider": "files", "path": str(folder)},
+        "evaluation": {"br_estimate": True, "matches_per_opponent": 2, "every_iteration": False},
+        "execution": {"processes": 1}})
+    high = estimate_run(config).scenarios["high"]["calls"]
+    runs.start(config, tmp_path / "run")
+    with RunStore.open(tmp_path / "run") as store:
+        calls = len(store.llm_calls())
+    assert 0 < calls <= high, (calls, high)

@@ -48,6 +48,13 @@ def test_a_tiny_grid_runs_summarises_and_resumes(tmp_path, replies):
     assert json.loads((grid / "summary.json").read_text())["ours"] == summary["ours"]
     assert calls == [json.loads(csro("status", grid / "cells" / f"zero_shot-s{s}", "--json").stdout)["llm"]["calls"]
                      for s in (0, 1)]
+    # a grid is a run kind: status and report work on its directory
+    status = json.loads(csro("status", grid, "--json").stdout)
+    assert status["kind"] == "reproduce" and status["done"] and status["ours"] == summary["ours"]
+    assert status["cells"] == {f"zero_shot-s{s}": {"iteration": 1, "done": True} for s in (0, 1)}
+    (grid / "summary.json").unlink()
+    assert csro("report", grid).stdout.strip() == str(grid / "summary.html")
+    assert json.loads((grid / "summary.json").read_text())["ours"] == summary["ours"]
 
 
 def test_a_bad_grid_is_refused_before_anything_runs(tmp_path):
@@ -62,9 +69,9 @@ def test_a_grid_recorded_before_a_new_config_field_is_the_same_grid():
     another grid (other seeds, another base value) is still refused."""
     import dataclasses
 
-    from csro.reproduce import make_grid, same_grid
+    from csro.reproduce import grid_config, make_grid, same_grid
 
-    grid = make_grid("leduc", config=None, oracles=["evolve"], seeds=3, overrides=["llm.threads=1"])
+    grid = make_grid(grid_config("leduc", config=None, oracles=["evolve"], seeds=3, overrides=["llm.threads=1"]))
     record = json.loads(json.dumps(dataclasses.asdict(grid)))
     older = json.loads(json.dumps(record))
     del older["base"]["oracle"]["evolve"]["repairs"]

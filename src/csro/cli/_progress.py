@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from csro.cli._views import View
+
+if TYPE_CHECKING:
+    from csro.runs import Hooks
+
 stderr = Console(stderr=True)
+lines = Console(stderr=True, width=None if sys.stderr.isatty() else 160)  # event lines, unwrapped when piped
 
 
 def new_progress() -> Progress:
@@ -31,3 +37,33 @@ def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
             bar.update(task, completed=done, total=total)
 
         yield update
+
+
+@contextlib.contextmanager
+def run_hooks(view: View, total: int | None) -> Iterator[Hooks]:
+    """Event lines on stderr, and a match progress bar when stderr is a terminal."""
+    from csro.runs import Hooks
+
+    if not sys.stderr.isatty():
+        def on_event(i: int, kind: str, data: dict) -> None:
+            line = view.event_line(i, kind, data, total)
+            if line:
+                lines.print(line, highlight=False)
+        yield Hooks(on_event=on_event)
+        return
+    with new_progress() as bar:
+        tasks: dict[str, int] = {}
+
+        def on_event(i: int, kind: str, data: dict) -> None:
+            line = view.event_line(i, kind, data, total)
+            if line:
+                bar.console.print(line, highlight=False)
+
+        def on_progress(phase: str, done: int, total_matches: int) -> None:
+            if phase not in tasks:
+                tasks[phase] = bar.add_task(f"{phase} matches", total=total_matches)
+            bar.update(tasks[phase], completed=done, total=total_matches)
+            if done >= total_matches:
+                bar.remove_task(tasks.pop(phase))
+
+        yield Hooks(on_event=on_event, on_progress=on_progress)

@@ -13,10 +13,6 @@ from rich.table import Table
 from csro.cli._app import app
 from csro.cli._progress import progress_bar
 from csro.errors import ConfigError
-from csro.evaluation import evaluate as run_evaluation
-from csro.evaluation import exact_exploitability, resolve, unique_names
-from csro.evaluation.trace import play_traced
-from csro.games import list_games, load_game
 
 console = Console(width=None if sys.stdout.isatty() else 160)
 
@@ -24,6 +20,8 @@ console = Console(width=None if sys.stdout.isatty() else 160)
 @app.command("games")
 def games_cmd(json_out: bool = typer.Option(False, "--json", help="Print one JSON list on stdout.")) -> None:
     """List the built-in game names with short descriptions (any OpenSpiel game string works too)."""
+    from csro.games import list_games
+
     games = list_games()
     if json_out:
         print(json.dumps([{"name": n, "description": d} for n, d in games]))
@@ -45,6 +43,10 @@ def eval_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
 ) -> None:
     """Evaluate policies against a population: PopReturn, PopExpl, AggScore with 95% CIs."""
+    from csro.evaluation import evaluate as run_evaluation
+    from csro.evaluation import resolve, unique_names
+    from csro.games import load_game
+
     g = load_game(game)
     if matches < 1:
         raise ConfigError(f"--matches must be at least 1, got {matches}")
@@ -89,6 +91,9 @@ def exploit_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
 ) -> None:
     """Exact NashConv and exploitability of a code policy or mixture (OpenSpiel conventions)."""
+    from csro.evaluation import exact_exploitability, resolve
+    from csro.games import load_game
+
     g = load_game(game)
     specs = [resolve(p, g) for p in policy]
     weights = None
@@ -118,6 +123,9 @@ def play_cmd(
     max_lines: int = typer.Option(60, "--max-lines", help="Trace lines to show (0 = all)."),
 ) -> None:
     """Play one match and print a readable trace."""
+    from csro.evaluation import play_traced, resolve, unique_names
+    from csro.games import load_game
+
     g = load_game(game)
     if len(policies) != g.num_players:
         raise ConfigError(f"{g.name} needs {g.num_players} policies, got {len(policies)}")

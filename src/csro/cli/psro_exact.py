@@ -10,8 +10,6 @@ from rich.table import Table
 
 from csro.cli._app import app
 from csro.cli._progress import progress_bar
-from csro.solvers.meta import META_SOLVERS, get_meta_solver
-from csro.solvers.psro_exact import run_psro_exact
 
 console = Console()
 
@@ -21,7 +19,8 @@ def psro_exact_cmd(
     game: str = typer.Option("kuhn_poker", "--game", "-g",
                              help="An OpenSpiel game string, e.g. kuhn_poker, leduc_poker."),
     train_solver: str = typer.Option("nash", "--train-solver",
-                                     help=f"Meta-solver for best-response targets: {', '.join(sorted(META_SOLVERS))}."),
+                                     help="Meta-solver for best-response targets (any of csro.solvers.meta; "
+                                     "docs/meta-solvers.md)."),
     eval_solver: str = typer.Option("nash", "--eval-solver",
                                     help="Meta-solver whose mixture's NashConv is reported."),
     iterations: int = typer.Option(10, "--iterations",
@@ -29,6 +28,9 @@ def psro_exact_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
 ) -> None:
     """Exact-oracle PSRO (Lanctot et al. 2017): NashConv of the eval mixture per iteration."""
+    from csro.solvers.meta import get_meta_solver
+    from csro.solvers.psro_exact import run_psro_exact
+
     train = get_meta_solver(train_solver)
     evaluate = get_meta_solver(eval_solver)
     with progress_bar(f"psro-exact {game}") as update:

@@ -1,7 +1,9 @@
-"""``csro reproduce rrps|leduc``: the paper's grid of oracle × seed runs and its summary table."""
+"""``csro reproduce rrps|leduc``: the paper's grid of oracle × seed runs and its summary table;
+and how a grid is shown by ``csro run / resume / status`` (its ``View``: a grid is a run kind)."""
 
 from __future__ import annotations
 
+import json
 import pathlib
 import sys
 from typing import List, Optional
@@ -10,12 +12,46 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from csro import reproduce
+from csro import events
+from csro.cli import loop
 from csro.cli._app import app
-from csro.cli.run import VIEWS, _hooks
+from csro.cli._progress import run_hooks
+from csro.cli._views import View
 
 out = Console(width=None if sys.stdout.isatty() else 200)
-err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
+
+
+def event_line(step: int, kind: str, data: dict, total: int | None) -> str | None:
+    """A cell's progress, and its own run's lines as a CSRO run shows them."""
+    if kind == events.GRID_CELL:
+        return f"[bold]cell {data['cell']}[/bold]: {data['what']}"
+    return loop.event_line(step, kind, data, total)
+
+
+def closing(directory: pathlib.Path, report: pathlib.Path, s: dict) -> None:
+    """The summary table (ours, the references measured here, the paper's rows) and its files."""
+    from csro.reproduce import table_rows
+
+    summary = json.loads((directory / "summary.json").read_text())
+    header, rows = table_rows(summary)
+    table = Table(*header, title=f"csro reproduce {summary['game']}: {summary['model']}, K = {summary['iterations']}")
+    for row in rows:
+        table.add_row(*row)
+    out.print(table)
+    for name in ("summary.md", "summary.csv", "summary.html"):
+        out.print(f"{name}: {directory / name}")
+
+
+def status_text(directory: pathlib.Path, s: dict) -> None:
+    table = Table("cell", "iterations done", "finished", title=f"{directory}: reproduce {s['game']} (K = {s['iterations']})")
+    for name, cell in s["cells"].items():
+        table.add_row(name, "-" if cell["iteration"] is None else str(cell["iteration"]), "yes" if cell["done"] else "no")
+    out.print(table)
+    out.print(f"{directory}: " + ("done" if s["done"] else "unfinished (continue with `csro resume DIR`)"))
+
+
+VIEW = View(event_line=event_line, closing=closing, status=status_text,
+            total=lambda s: (s.get("base") or s)["iterations"])  # a grid's configuration keeps K in its base
 
 
 @app.command("reproduce")
@@ -32,16 +68,12 @@ def reproduce_cmd(
                                                          "e.g. llm.provider=openai."),
 ) -> None:
     """Reproduce the paper's table: every oracle with every seed, beside the paper's rows and reference bots."""
-    grid = reproduce.make_grid(game, config=config, oracles=[o.strip() for o in oracles.split(",") if o.strip()],
-                               seeds=seeds, overrides=overrides)
-    view = VIEWS["csro"]
-    with _hooks(view, grid.base["iterations"]) as hooks:
-        summary = reproduce.run_grid(grid, out_dir, hooks=hooks,
-                                     on_cell=lambda name, what: err.print(f"[bold]cell {name}[/bold]: {what}", highlight=False))
-    header, rows = reproduce.table_rows(summary)
-    table = Table(*header, title=f"csro reproduce {game}: {summary['model']}, K = {summary['iterations']}")
-    for row in rows:
-        table.add_row(*row)
-    out.print(table)
-    for name in ("summary.md", "summary.csv", "summary.html"):
-        out.print(f"{name}: {out_dir / name}")
+    from csro import runkinds
+    from csro.reproduce import grid_config, make_grid
+
+    grid = grid_config(game, config=config, oracles=[o.strip() for o in oracles.split(",") if o.strip()],
+                       seeds=seeds, overrides=overrides)
+    make_grid(grid)  # an unknown oracle is refused before anything is written
+    with run_hooks(VIEW, grid.base.iterations) as hooks:
+        report = runkinds.start(grid, out_dir, hooks)
+    closing(out_dir, report, {})

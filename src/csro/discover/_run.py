@@ -18,7 +18,8 @@ import pathlib
 from csro import events
 from csro.config import parse_model
 from csro.errors import ConfigError
-from csro.llm import LLMSession, run_client
+from csro.llm import LLMSession
+from csro.recording import run_client
 from csro.oracles.evolve import Evolution, ProgramDatabase
 from csro.policies import SandboxLimits, check_layers
 from csro.report import write_report

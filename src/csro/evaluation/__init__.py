@@ -1,22 +1,20 @@
-"""Match evaluation: the runner, the payoff table, population metrics, exact exploitability."""
+"""Match evaluation: the runner, the payoff table, population metrics, exact exploitability.
 
-from csro.evaluation.evaluate import Evaluation, evaluate, unique_names
-from csro.evaluation.exploitability import (
-    ExploitabilityError,
-    ExploitabilityResult,
-    exact_exploitability,
-    exact_exploitability_profile,
-)
-from csro.evaluation.metrics import PopulationScore, population_score
-from csro.evaluation.payoff_table import Z95, Cell, Mixture, PayoffTable
-from csro.evaluation.policy_ref import PolicySpec, code_policy, resolve
-from csro.evaluation.runner import MatchResult, plan_chunks, play_chunk, record, run_chunks
-from csro.evaluation.tournament import Tournament, round_robin
-from csro.evaluation.trace import Trace, play_traced
+Each name is imported from its module when first used (``csro._lazy``): a payoff table does
+not need the game engine.
+"""
 
-__all__ = [
-    "Cell", "Evaluation", "ExploitabilityError", "ExploitabilityResult", "MatchResult", "Mixture",
-    "PayoffTable", "PolicySpec", "PopulationScore", "Tournament", "Trace", "Z95", "code_policy", "evaluate",
-    "exact_exploitability", "exact_exploitability_profile", "play_chunk", "plan_chunks", "play_traced",
-    "population_score", "record", "resolve", "round_robin", "run_chunks", "unique_names",
-]
+from csro._lazy import lazy_package
+
+_EXPORTS = {
+    **dict.fromkeys(("Evaluation", "evaluate", "unique_names"), "csro.evaluation.evaluate"),
+    **dict.fromkeys(("ExploitabilityError", "ExploitabilityResult", "exact_exploitability",
+                     "exact_exploitability_profile"), "csro.evaluation.exploitability"),
+    **dict.fromkeys(("PopulationScore", "population_score"), "csro.evaluation.metrics"),
+    **dict.fromkeys(("Z95", "Cell", "MatchResult", "Mixture", "PayoffTable", "record"), "csro.evaluation.payoff_table"),
+    **dict.fromkeys(("PolicySpec", "code_policy", "resolve"), "csro.evaluation.policy_ref"),
+    **dict.fromkeys(("plan_chunks", "play_chunk", "run_chunks"), "csro.evaluation.runner"),
+    **dict.fromkeys(("Tournament", "round_robin"), "csro.evaluation.tournament"),
+    **dict.fromkeys(("Trace", "play_traced"), "csro.evaluation.trace"),
+}
+__all__ = lazy_package(__name__, _EXPORTS)

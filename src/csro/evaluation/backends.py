@@ -24,7 +24,8 @@ from typing import Sequence
 
 from csro.config import ExecutionConfig
 from csro.errors import ConfigError, CsroError
-from csro.evaluation.runner import Chunk, MatchResult, ProgressFn, play_chunk, run_chunks
+from csro.evaluation.payoff_table import MatchResult
+from csro.evaluation.runner import Chunk, ProgressFn, play_chunk, run_chunks
 
 CONNECT_TIMEOUT_S = 5.0  # to open a TCP connection to a cluster's address
 

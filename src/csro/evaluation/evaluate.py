@@ -13,7 +13,8 @@ from csro.errors import ConfigError
 from csro.evaluation.metrics import PopulationScore, population_score
 from csro.evaluation.payoff_table import PayoffTable
 from csro.evaluation.policy_ref import PolicySpec
-from csro.evaluation.runner import MatchResult, ProgressFn, plan_chunks, record, run_chunks
+from csro.evaluation.payoff_table import MatchResult, record
+from csro.evaluation.runner import ProgressFn, plan_chunks, run_chunks
 from csro.games import CodeGame
 from csro.policies import SandboxLimits
 

@@ -171,3 +171,33 @@ class PayoffTable:
 
 def _as_mixture(side: Side) -> Mixture:
     return side if isinstance(side, Mixture) else Mixture.pure(side)
+
+
+@dataclasses.dataclass(frozen=True)
+class MatchResult:
+    """The outcome of one match. ``forfeit`` is (seat, reason, detail) or None; ``trace``
+    holds one readable line per answered round when the chunk asked for it (not stored)."""
+
+    policies: tuple[str, ...]
+    returns: tuple[float, ...]
+    seed: int
+    forfeit: tuple[int, str, str] | None = None
+    trace: tuple[str, ...] = ()
+
+
+def record(table: PayoffTable, results: Iterable[MatchResult]) -> None:
+    """Add match results to a payoff table, both directions of every pairing.
+
+    A self-play match (every seat the same policy) is recorded once, from seat 0, as the
+    published RRPS bot table does (row player's return).
+    """
+    for res in results:
+        names = res.policies
+        if len(set(names)) == 1:
+            reason = res.forfeit[1] if res.forfeit else None
+            table.add(names[0], names[0], res.returns[0], reason)
+            continue
+        for seat, name in enumerate(names):
+            opponent = next(names[s] for s in range(len(names)) if names[s] != name)
+            reason = res.forfeit[1] if res.forfeit and res.forfeit[0] == seat else None
+            table.add(name, opponent, res.returns[seat], reason)

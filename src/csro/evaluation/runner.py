@@ -29,7 +29,7 @@ import multiprocessing
 import os
 from typing import Callable, Sequence
 
-from csro.evaluation.payoff_table import PayoffTable
+from csro.evaluation.payoff_table import MatchResult
 from csro.evaluation.policy_ref import PolicySpec
 from csro.games import load_game
 from csro.errors import IllegalAction
@@ -59,18 +59,6 @@ class MatchJob:
 
     seats: tuple[SeatRef, ...]
     seed: int
-
-
-@dataclasses.dataclass(frozen=True)
-class MatchResult:
-    """The outcome of one match. ``forfeit`` is (seat, reason, detail) or None; ``trace``
-    holds one readable line per answered round when the chunk asked for it (not stored)."""
-
-    policies: tuple[str, ...]
-    returns: tuple[float, ...]
-    seed: int
-    forfeit: tuple[int, str, str] | None = None
-    trace: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -161,24 +149,6 @@ def run_chunks(chunks: Sequence[Chunk], processes: int | None = None,
                 if progress:
                     progress(done, total)
     return [r for chunk_results in results for r in chunk_results]
-
-
-def record(table: PayoffTable, results: Sequence[MatchResult]) -> None:
-    """Add match results to a payoff table, both directions of every pairing.
-
-    A self-play match (every seat the same policy) is recorded once, from seat 0, as the
-    published RRPS bot table does (row player's return).
-    """
-    for res in results:
-        names = res.policies
-        if len(set(names)) == 1:
-            reason = res.forfeit[1] if res.forfeit else None
-            table.add(names[0], names[0], res.returns[0], reason)
-            continue
-        for seat, name in enumerate(names):
-            opponent = next(names[s] for s in range(len(names)) if names[s] != name)
-            reason = res.forfeit[1] if res.forfeit and res.forfeit[0] == seat else None
-            table.add(name, opponent, res.returns[seat], reason)
 
 
 class _Seat:

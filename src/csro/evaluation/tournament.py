@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Sequence
 from csro.errors import ConfigError
 from csro.evaluation.payoff_table import PayoffTable
 from csro.evaluation.policy_ref import PolicySpec
-from csro.evaluation.runner import ProgressFn, plan_chunks, record, run_chunks
+from csro.evaluation.payoff_table import record
+from csro.evaluation.runner import ProgressFn, plan_chunks, run_chunks
 from csro.games import CodeGame
 from csro.policies import SandboxLimits
 

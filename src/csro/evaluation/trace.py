@@ -6,7 +6,8 @@ import dataclasses
 from typing import Sequence
 
 from csro.evaluation.policy_ref import PolicySpec
-from csro.evaluation.runner import Chunk, MatchJob, MatchResult, SeatRef, play_chunk
+from csro.evaluation.payoff_table import MatchResult
+from csro.evaluation.runner import Chunk, MatchJob, SeatRef, play_chunk
 from csro.games import CodeGame
 from csro.policies import SandboxLimits
 

@@ -3,21 +3,25 @@ and the providers ``embedded``, ``openai``, ``gemini``, ``anthropic``, ``files``
 (see docs/llm.md); what calls cost, the run's budget and the estimate before a run
 (docs/cost.md). Hennes et al. (arXiv 2603.10098) query an LLM as the best-response oracle;
 everything here is the plumbing that makes those queries reproducible and affordable.
+
+Each name is imported from its module when first used (``csro._lazy``): a store reading
+recorded calls does not load the providers.
 """
 
-from csro.llm._client import LLMClient
-from csro.errors import ProviderError
-from csro.llm._factory import make_provider, run_client, takes_images
-from csro.llm._types import CallKey, LLMReply, LLMRequest, Message, Provider
-from csro.llm.budget import Limits, Meter, meter_for, stop_reason
-from csro.llm.models import DEFAULT_MODEL, MODELS, ensure_model
-from csro.llm.prices import FREE_PROVIDERS, PRICES, PRICES_DATE, Price, price_of
-from csro.llm.roles import ROLES, role_of
-from csro.llm.session import Completer, LLMSession
-from csro.llm.tokens import approx_prompt_tokens, approx_tokens
-from csro.llm.usage import usage
+from csro._lazy import lazy_package
 
-__all__ = ["CallKey", "Completer", "DEFAULT_MODEL", "FREE_PROVIDERS", "LLMClient", "LLMReply",
-           "LLMRequest", "LLMSession", "Limits", "MODELS", "Message", "Meter", "PRICES", "PRICES_DATE", "Price",
-           "Provider", "ProviderError", "ROLES", "approx_prompt_tokens", "approx_tokens", "ensure_model",
-           "make_provider", "meter_for", "price_of", "role_of", "run_client", "stop_reason", "takes_images", "usage"]
+_EXPORTS = {
+    "LLMClient": "csro.llm._client",
+    "ProviderError": "csro.errors",
+    **dict.fromkeys(("make_provider", "replayed_run", "takes_images"), "csro.llm._factory"),
+    **dict.fromkeys(("CallKey", "LLMReply", "LLMRequest", "Message", "Provider"), "csro.llm._types"),
+    **dict.fromkeys(("Limits", "Meter", "meter_for", "stop_reason"), "csro.llm.budget"),
+    **dict.fromkeys(("DEFAULT_MODEL", "MODELS", "ensure_model"), "csro.llm.models"),
+    **dict.fromkeys(("FREE_PROVIDERS", "PRICES", "PRICES_DATE", "Price", "price_of"), "csro.llm.prices"),
+    "ROLES": "csro.config",
+    "role_of": "csro.llm.roles",
+    **dict.fromkeys(("Completer", "LLMSession"), "csro.llm.session"),
+    **dict.fromkeys(("approx_prompt_tokens", "approx_tokens"), "csro.llm.tokens"),
+    "usage": "csro.llm.usage",
+}
+__all__ = lazy_package(__name__, _EXPORTS)

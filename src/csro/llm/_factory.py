@@ -8,17 +8,13 @@ API keys are read here, once, from the environment variable the configuration na
 
 from __future__ import annotations
 
-import contextlib
 import os
 import pathlib
-from typing import Callable, Iterator
+from typing import Callable
 
 from csro.config import LLMConfig
 from csro.errors import ConfigError
-from csro.llm._client import LLMClient
 from csro.llm._types import Provider
-from csro.llm.budget import meter_for
-from csro.llm.prices import Price, price_of
 from csro.llm.anthropic import AnthropicProvider
 from csro.llm.embedded import EmbeddedProvider
 from csro.llm.files import FilesProvider
@@ -31,11 +27,21 @@ DEFAULT_KEY_ENV = {"openai": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY", "anth
 
 
 def make_provider(llm: LLMConfig, *, replay_lookup: Lookup | None = None) -> Provider:
-    """The provider of ``llm``; ``replay_lookup`` serves ``replay`` (else it opens ``llm.path``)."""
+    """The provider of ``llm``; ``replay_lookup`` serves ``replay`` (the recorded calls of an
+    earlier run: the LLM layer opens no store, ``csro.recording.open_provider`` does)."""
     builder = _BUILDERS.get(llm.provider)
     if builder is None:
         raise ConfigError(f"llm.provider: unknown provider {llm.provider!r} (valid: {', '.join(_BUILDERS)})")
     return builder(llm, replay_lookup)
+
+
+def replayed_run(llm: LLMConfig) -> pathlib.Path | None:
+    """The directory of the earlier run whose recorded calls ``llm`` replays (None: not replay)."""
+    if llm.provider != "replay":
+        return None
+    if llm.path is None:
+        raise ConfigError("llm.path: the replay provider needs the directory of an earlier run")
+    return pathlib.Path(llm.path)
 
 
 def takes_images(llm: LLMConfig) -> bool:
@@ -50,7 +56,8 @@ def _embedded(llm: LLMConfig, _: Lookup | None) -> Provider:
         path = pathlib.Path(llm.path).expanduser()
         if not path.is_file():
             raise ConfigError(f"llm.path: no GGUF model file at {path}")
-        # The model's name is the file's unless the configuration names it (its default names the 0.5B).
+        # The model's name is the file's unless the configuration names it (its default, the
+        # configuration's `llm.model`, names the 1.5B and would mislabel any other file).
         named = "model" in llm.model_fields_set and llm.model
         return EmbeddedProvider(path, model=llm.model if named else path.stem, threads=llm.threads)
     name = llm.model or DEFAULT_MODEL
@@ -82,17 +89,10 @@ def _files(llm: LLMConfig, _: Lookup | None) -> Provider:
 
 
 def _replay(llm: LLMConfig, lookup: Lookup | None) -> Provider:
-    if lookup is not None:
-        return ReplayProvider(lookup, model=llm.path or "replay")
-    if llm.path is None:
-        raise ConfigError("llm.path: the replay provider needs the directory of an earlier run")
-    from csro.store import RunStore, StoreError  # the store imports the LLM types: import it late
-
-    try:
-        store = RunStore.open(llm.path)
-    except StoreError as exc:
-        raise ConfigError(f"llm.path: {exc}") from None
-    return ReplayProvider(store.llm_call, model=llm.path, on_close=store.close)
+    if lookup is None:
+        raise ConfigError("llm.path: the replay provider needs the recorded calls of an earlier run "
+                          "(csro.recording.open_provider opens its store)")
+    return ReplayProvider(lookup, model=llm.path or "replay")
 
 
 def _model(llm: LLMConfig) -> str:
@@ -112,30 +112,3 @@ _BUILDERS: dict[str, Callable[[LLMConfig, Lookup | None], Provider]] = {
     "embedded": _embedded, "openai": _openai, "gemini": _gemini, "anthropic": _anthropic,
     "files": _files, "replay": _replay,
 }
-
-
-@contextlib.contextmanager
-def run_client(llm: LLMConfig, store) -> Iterator[LLMClient]:
-    """A run's LLM client: every call recorded in ``store`` (a run, AOR or training store),
-    recorded calls served from it, priced and capped by ``llm.budget``."""
-    if llm.provider == "replay" and llm.path is not None and \
-            pathlib.Path(llm.path).resolve() == store.directory.resolve():
-        raise ConfigError("llm.path: a run cannot replay itself (resume it instead)")
-    provider = make_provider(llm)  # replay opens the earlier run's store itself
-    override = Price(**llm.prices.model_dump()) if llm.prices is not None else None
-    try:
-        meter = meter_for(price_of(provider.name, provider.model, override), llm.budget)
-    except ConfigError:
-        provider.close()
-        raise
-    client = LLMClient(provider, concurrency=llm.concurrency, timeout_s=llm.timeout_s, retries=llm.retries,
-                       backoff_s=llm.backoff_s, recorder=store.add_llm_call, recorded=store.llm_call, meter=meter)
-    try:
-        # The files provider hands out replies in submission order: give it the calls already made.
-        on_submit = getattr(provider, "on_submit", None)
-        if on_submit is not None:
-            for request, _ in store.llm_calls():
-                on_submit(request.key)
-        yield client
-    finally:
-        client.close()

@@ -24,10 +24,9 @@ class ReplayProvider:
     max_concurrency: int | None = None
     grammar = False
 
-    def __init__(self, lookup: Lookup, *, model: str = "replay", on_close: Callable[[], None] | None = None):
+    def __init__(self, lookup: Lookup, *, model: str = "replay"):
         self.model = model
         self._lookup = lookup
-        self._on_close = on_close
 
     def complete(self, request: LLMRequest, timeout_s: float) -> LLMReply:
         reply = self._lookup(request.key)
@@ -36,7 +35,4 @@ class ReplayProvider:
         return reply
 
     def close(self) -> None:
-        """Close the earlier run's store if this provider opened it."""
-        if self._on_close is not None:
-            self._on_close()
-            self._on_close = None
+        """Nothing to close: whoever opened the earlier run's store closes it (``csro.recording``)."""

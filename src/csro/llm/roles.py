@@ -1,5 +1,5 @@
-"""The role of an LLM call, read from its call key's step, in one place for the store, the
-budget, ``csro status`` and the report.
+"""The role of an LLM call (one of ``csro.config.ROLES``), read from its call key's step, in one
+place for the store, the budget, ``csro status`` and the report.
 
 The oracles name their steps (``csro.oracles``, ``csro.oracles.evolve``, ``csro.robots``):
 ``describe-NAME`` (an opponent's description, the paper's "description" conditioning),
@@ -14,8 +14,6 @@ A step of another shape is ``other``.
 from __future__ import annotations
 
 import re
-
-ROLES = ("description", "proposal", "repair", "refinement", "fallback", "diagnosis", "rewrite", "mutation", "other")
 
 _BY_STEP = {"describe": "description", "propose": "proposal", "repair": "repair", "refine": "refinement",
             "grammar": "fallback", "diagnose": "diagnosis", "rewrite": "rewrite", "evolve": "mutation"}

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Iterable
 
 from csro.llm._types import LLMReply
-from csro.llm.roles import ROLES, role_of
+from csro.config import ROLES
+from csro.llm.roles import role_of
 
 
 def usage(replies: Iterable[LLMReply]) -> dict:

@@ -15,13 +15,11 @@ from csro.errors import ConfigError
 
 from csro.arena import Feedback, Opponent, Target
 
-from ._base import Attempt, Oracle, OracleContext, OracleLog, OracleResult
-from ._context import DESCRIPTION_TOKENS, OPPONENT_CODE_CHARS, prefill
-from ._propose import GRAMMAR_TOKENS
-from ._reflect import DIAGNOSIS_TOKENS, Reflect
+from ._base import Attempt, CallSize, Oracle, OracleContext, OracleLog, OracleResult
+from ._context import prefill
+from ._reflect import Reflect
 from ._refine import LinearRefinement, ZeroShot
 from .evolve import Evolve
-from .evolve import DIFF_TOKENS
 
 ORACLES: dict[str, type[Oracle]] = {
     "zero_shot": ZeroShot,
@@ -39,7 +37,6 @@ def get_oracle(kind: str) -> Oracle:
 
 
 __all__ = [
-    "DESCRIPTION_TOKENS", "DIAGNOSIS_TOKENS", "DIFF_TOKENS", "GRAMMAR_TOKENS", "OPPONENT_CODE_CHARS",  # csro.llm.estimate
-    "ORACLES", "Attempt", "Evolve", "Feedback", "LinearRefinement", "Opponent", "Oracle", "OracleContext",
+    "ORACLES", "Attempt", "CallSize", "Evolve", "Feedback", "LinearRefinement", "Opponent", "Oracle", "OracleContext",
     "OracleLog", "OracleResult", "Reflect", "Target", "ZeroShot", "get_oracle", "prefill",
 ]

@@ -22,6 +22,7 @@ from csro.arena import Arena, Feedback, Target
 from csro.config import OracleConfig
 from csro.games import CodeGame
 from csro.llm import LLMSession
+from csro.llm.estimate import Scenario, Tally
 
 
 class OracleLog(Protocol):
@@ -101,11 +102,46 @@ class OracleResult:
     attempts: list[Attempt]
 
 
+@dataclasses.dataclass(frozen=True)
+class CallSize:
+    """One best-response call as the cost model sees it (``Oracle.cost``; ``csro.cost``).
+
+    Attributes:
+      first: tokens of the oracle's first prompt, rendered for real on the initial population.
+      completion: tokens of one code completion under the scenario.
+      program: tokens of a written program (a completion and its prefill).
+      rules: tokens of the game's rules (what a description request shows beside the code).
+      written: code opponents in the opposing population(s) at this call.
+      new: of them, those no earlier call could have described.
+    """
+
+    first: float
+    completion: float
+    program: float
+    rules: float
+    written: int
+    new: int
+
+
 class Oracle(abc.ABC):
-    """A best-response oracle, chosen by name (``ORACLES``)."""
+    """A best-response oracle, chosen by name (``ORACLES``).
+
+    Attributes:
+      name: its ``oracle.kind``.
+      per_player: whether it can answer one seat of per-player populations (n-player,
+        general-sum and asymmetric games; ``csro.metagame.ProfileMetaGame``); one that cannot
+        answers only a shared population in a symmetric two-player zero-sum game.
+    """
 
     name: str
+    per_player: bool = True
 
     @abc.abstractmethod
     def best_response(self, ctx: OracleContext) -> OracleResult:
         """Write a program that best responds to the opponents of ``ctx``."""
+
+    @abc.abstractmethod
+    def cost(self, config: OracleConfig, size: CallSize, scenario: Scenario) -> Tally:
+        """The LLM calls and tokens of one ``best_response`` of this configuration under
+        ``scenario``; under ``high`` no call can make more calls (``csro.cost`` multiplies
+        by the iterations and players)."""

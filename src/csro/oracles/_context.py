@@ -45,11 +45,16 @@ from csro.arena import Feedback, Opponent
 from csro.config import ContextConfig, OracleConfig
 from csro.games import CodeGame
 from csro.llm import LLMRequest, LLMSession, Message
+from csro.llm.estimate import Scenario, Tally
+from csro.llm.tokens import CHARS_PER_TOKEN
+
+from ._base import CallSize
 
 from ._grammar import method_header
 
 OPPONENT_CODE_CHARS = 4000  # all opponents' code together (~1200 tokens)
 DESCRIPTION_TOKENS = 200
+DESCRIBE_REQUEST_TOKENS = 60  # the description request's system message and instruction (cost model)
 STOP = ("\n```", "\nif __name__")
 
 SYSTEM = ("You are an expert game-playing programmer. You write one complete, self-contained "
@@ -184,6 +189,29 @@ class ContextBuilder:
                 parts.append(f"```python\n{truncate_code(o.spec.source, code_budget)}\n```")
         return "\n".join(parts) + "\n"
 
+    def prompt_cost(self, config: OracleConfig, size: CallSize, scenario: Scenario) -> tuple[float, int]:
+        """(tokens of the prompt of a call that can show ``size.written`` code opponents, the
+        opponents shown): the first prompt plus their code (``OPPONENT_CODE_CHARS`` in all at
+        most) and descriptions, as many as the filter lets through (one under a scenario that
+        does not show them all)."""
+        ctx = config.context
+        shown = min(size.written, ctx.k) if ctx.filter == "top_k" else size.written
+        shown = shown if scenario.all_opponents else min(shown, 1)
+        prompt = size.first
+        if ctx.opponents in ("code", "both"):
+            prompt += min(shown * size.program, OPPONENT_CODE_CHARS / CHARS_PER_TOKEN)
+        if ctx.opponents in ("description", "both"):
+            prompt += shown * _description_tokens(config, scenario)
+        return prompt, shown
+
+    def describe_cost(self, config: OracleConfig, size: CallSize, scenario: Scenario) -> Tally:
+        """The description calls (``describe``) of a call: one for each of ``size.new``."""
+        tally = Tally()
+        if config.context.opponents in ("description", "both"):
+            code = min(size.program, OPPONENT_CODE_CHARS / CHARS_PER_TOKEN)
+            tally.add(size.new, size.rules + code + DESCRIBE_REQUEST_TOKENS, _description_tokens(config, scenario))
+        return tally
+
     def lineage_keys(self, opponents: Sequence[Opponent]) -> list[str]:
         """The description calls that went into a prompt about ``opponents``."""
         return [self.description_keys[o.name] for o in opponents if o.name in self.description_keys]
@@ -213,6 +241,10 @@ class ContextBuilder:
             user.append(contract(game))
         user.append(task + " Reply with the complete program in one ```python block.")
         return [Message("system", SYSTEM), Message("user", "\n".join(user))]
+
+
+def _description_tokens(config: OracleConfig, scenario: Scenario) -> float:
+    return min(DESCRIPTION_TOKENS, config.max_tokens) * scenario.completion
 
 
 def feedback_text(feedback: Feedback, weights: dict[str, float], max_detail: int = 300) -> str:

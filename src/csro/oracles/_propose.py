@@ -27,7 +27,9 @@ from typing import Sequence
 from csro.arena import Feedback
 from csro.drafting import Draft, Drafting, repair_prompt, settle, write
 from csro.extract import extract_code
+from csro.config import OracleConfig
 from csro.llm import LLMRequest, Message
+from csro.llm.estimate import Scenario, Tally
 
 from ._base import Attempt, OracleContext
 from ._context import STOP, prefill
@@ -35,6 +37,7 @@ from ._grammar import grammar_for
 from csro.events import ORACLE_CANDIDATE, ORACLE_REJECTED
 
 GRAMMAR_TOKENS = 512
+ERROR_TOKENS = 60  # a check error and the request to fix it (repair prompts; cost model)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,6 +117,20 @@ class Proposer:
         self.ctx.log.event(ORACLE_CANDIDATE, dataclasses.asdict(attempt))
         if error is not None:
             self.ctx.log.event(ORACLE_REJECTED, {"key": key, "step": step, "reason": error})
+
+
+def generation_cost(tally: Tally, config: OracleConfig, scenario: Scenario, prompt: float, completion: float,
+                    times: float = 1.0) -> None:
+    """``times`` generation steps (``Proposer.generate``) under ``scenario``: the samples, their
+    repairs while they fail, and the grammar fallback when all failed."""
+    tally.add(times * config.samples, prompt, completion)
+    chat = prompt
+    for r in range(config.max_repairs):
+        chat += completion + ERROR_TOKENS
+        tally.add(times * config.samples * scenario.invalid ** (r + 1), chat, completion)
+    if config.grammar_fallback:
+        all_failed = scenario.invalid ** ((config.max_repairs + 1) * config.samples)
+        tally.add(times * all_failed, prompt, min(GRAMMAR_TOKENS, config.max_tokens) * scenario.completion)
 
 
 def _extractor(class_name: str):

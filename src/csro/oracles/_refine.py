@@ -23,11 +23,16 @@ Our interpretation where the paper is silent:
 
 from __future__ import annotations
 
+from csro.config import OracleConfig
 from csro.llm import Message
+from csro.llm.estimate import Scenario, Tally
 
-from ._base import Oracle, OracleContext, OracleResult
+from ._base import CallSize, Oracle, OracleContext, OracleResult
 from ._context import ContextBuilder, feedback_text, select_opponents
-from ._propose import Candidate, Proposer
+from ._propose import Candidate, Proposer, generation_cost
+
+FEEDBACK_TOKENS = 40  # the feedback's header and request (cost model), plus PER_OPPONENT_TOKENS each
+PER_OPPONENT_TOKENS = 12
 
 
 class LinearRefinement(Oracle):
@@ -39,8 +44,9 @@ class LinearRefinement(Oracle):
     def __init__(self) -> None:
         self.context = ContextBuilder()  # descriptions cached by policy name for the whole run
 
-    def max_rounds(self, ctx: OracleContext) -> int:
-        return ctx.config.max_refinements
+    def max_rounds(self, config: OracleConfig) -> int:
+        """M: the refinement rounds one call may run."""
+        return config.max_refinements
 
     def best_response(self, ctx: OracleContext) -> OracleResult:
         opponents = select_opponents(ctx.target.opponents, ctx.config.context)
@@ -50,12 +56,30 @@ class LinearRefinement(Oracle):
         proposer = Proposer(ctx)
         best = proposer.generate("propose", messages, 0, self.context.lineage_keys(opponents))
         j = 0
-        while (best is None or best.utility < 0) and j < self.max_rounds(ctx):
+        while (best is None or best.utility < 0) and j < self.max_rounds(ctx.config):
             j += 1
             new = self.improve(ctx, proposer, messages, best, j, self.context.lineage_keys(opponents))
             if new is not None and (best is None or new.utility > best.utility):
                 best = new
         return _result(self.name, best, proposer, j)
+
+    def cost(self, config: OracleConfig, size: CallSize, scenario: Scenario) -> Tally:
+        """Descriptions of new opponents, the proposal, then each round that runs (round j runs
+        with probability ``scenario.negative ** j``, all M of them under ``high``) with the
+        best program and its feedback in its prompt."""
+        tally = self.context.describe_cost(config, size, scenario)
+        prompt, shown = self.context.prompt_cost(config, size, scenario)
+        generation_cost(tally, config, scenario, prompt, size.completion)
+        rounds = scenario.rounds(self.max_rounds(config))
+        chat = prompt + size.program + FEEDBACK_TOKENS + PER_OPPONENT_TOKENS * (shown + 1)
+        chat += self.round_cost(tally, config, scenario, chat, rounds)
+        generation_cost(tally, config, scenario, chat, size.completion, times=rounds)
+        return tally
+
+    def round_cost(self, tally: Tally, config: OracleConfig, scenario: Scenario, chat: float, rounds: float) -> float:
+        """The calls a round makes before its new program (none here); the tokens they add to
+        its prompt."""
+        return 0.0
 
     def improve(self, ctx: OracleContext, proposer: Proposer, messages: list[Message], best: Candidate | None,
                 j: int, context_keys: list[str]) -> Candidate | None:
@@ -74,7 +98,7 @@ class ZeroShot(LinearRefinement):
 
     name = "zero_shot"
 
-    def max_rounds(self, ctx: OracleContext) -> int:
+    def max_rounds(self, config: OracleConfig) -> int:
         return 0
 
 

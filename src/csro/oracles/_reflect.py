@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import re
 
+from csro.config import OracleConfig
 from csro.events import ORACLE_DIAGNOSIS
 from csro.llm import Message
+from csro.llm.estimate import Scenario, Tally
 
 from ._base import OracleContext, OracleResult
 from ._context import feedback_text
@@ -39,6 +41,7 @@ FIRST_ROUNDS = 3
 LATE_ROUNDS = 6
 LINE_CHARS = 160
 DIAGNOSIS_TOKENS = 300
+OBSERVATION_TOKENS = 250  # outcomes, key moments and memory of the diagnosis prompt (cost model)
 MEMORY = 3
 _OBS = re.compile(r" +obs=[^|]*?(?= \| |$)")
 
@@ -63,6 +66,12 @@ class Reflect(LinearRefinement):
     def best_response(self, ctx: OracleContext) -> OracleResult:
         self.memory = []
         return super().best_response(ctx)
+
+    def round_cost(self, tally: Tally, config: OracleConfig, scenario: Scenario, chat: float, rounds: float) -> float:
+        """Each round's diagnosis call, after the observation; the rewrite sees both."""
+        diagnosis = min(DIAGNOSIS_TOKENS, config.max_tokens) * scenario.completion
+        tally.add(rounds, chat + OBSERVATION_TOKENS, diagnosis)
+        return OBSERVATION_TOKENS + diagnosis
 
     def improve(self, ctx: OracleContext, proposer: Proposer, messages: list[Message], best: Candidate | None,
                 j: int, context_keys: list[str]) -> Candidate | None:

@@ -10,9 +10,10 @@ with the reasons candidates were rejected. The layout is ours; the paper has no 
 
 Everything from the store (policy sources, prompts, replies, event data, names) is
 escaped: LLM-written text is shown, never interpreted. A discovery run's page is built by
-``_discovery``, a training run's (``write_training_report``, from ``train.db``) by ``_training``,
-a reproduction grid's by ``_reproduce``. The page helpers (escaping, tables, plots as SVG, the
-page shell, an LLM exchange) are exported for the other kinds' pages (``csro.robots``).
+``_discovery``, a reproduction grid's by ``_reproduce``. The page helpers (escaping, tables,
+plots as SVG, the page shell, an LLM exchange) are exported for the other kinds' pages
+(``csro.robots``, ``csro.train.report``), which live with their kinds: the report imports no
+run kind.
 """
 
 from csro.report._html import details, esc, figure, fmt, key_values, pre, table
@@ -20,9 +21,8 @@ from csro.report._page import CSS, REPORT_NAME, build_html, document, write_atom
 from csro.report._plots import to_svg
 from csro.report._sections import CODE_FORMATTER, llm_exchange
 from csro.report._reproduce import reproduce_page
-from csro.report._training import write_training_report
 
 __all__ = [
     "CODE_FORMATTER", "CSS", "REPORT_NAME", "build_html", "details", "document", "esc", "figure", "fmt", "key_values",
-    "llm_exchange", "pre", "reproduce_page", "table", "to_svg", "write_atomically", "write_report", "write_training_report",
+    "llm_exchange", "pre", "reproduce_page", "table", "to_svg", "write_atomically", "write_report",
 ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pathlib
 
 from csro import runs
-from csro.llm import run_client
+from csro.recording import run_client
 
 from ._config import AorConfig, parse_aor_config
 from ._loop import ActObserveRewrite

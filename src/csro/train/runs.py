@@ -4,7 +4,7 @@ The directory holds ``train.db`` and ``checkpoints/`` (``store``). ``start`` tra
 for ``config.steps`` steps, ``resume`` continues one from its last checkpoint (``trainer``:
 every random choice is seeded from ``(seed, step)``, so it continues as the uninterrupted run
 would on the same machine and threads), and both end by writing ``DIR/report.html``
-(``csro.report.write_training_report``). Each finished step is reported to the hooks as the
+(``csro.train.report.write_training_report``). Each finished step is reported to the hooks as the
 event ``train_step`` with its metrics. Like every run kind, one process at a time works on a
 directory (``csro.runs.locked``).
 """
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import pathlib
 
-from csro.report import write_training_report as report
 from csro.runs import Hooks, locked
 from csro.train.config import TrainConfig
+from csro.train.report import write_training_report as report
 from csro.train.store import TrainStore
 
 STEP_EVENT = "train_step"

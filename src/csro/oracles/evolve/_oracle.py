@@ -18,21 +18,28 @@ from __future__ import annotations
 import dataclasses
 
 from csro.arena import Feedback
+from csro.config import OracleConfig
 from csro.evaluation import code_policy
 from csro.events import EVOLVE_RESCORED
+from csro.llm.estimate import Scenario, Tally
 
-from .._base import Attempt, Oracle, OracleContext, OracleResult
+from .._base import Attempt, CallSize, Oracle, OracleContext, OracleResult
 from .._context import ContextBuilder
+from .._propose import ERROR_TOKENS
 
 from ._database import Program, ProgramDatabase
-from ._engine import Evolution
+from ._engine import DIFF_TOKENS, Evolution
 from ._policy import PolicyProblem, cell, expected_utility
+
+
+MUTATION_TOKENS = 80  # scores and the mutation request around the parent's code (cost model)
 
 
 class Evolve(Oracle):
     """Evolutionary search with islands, MAP-Elites archives and a sandboxed cascade."""
 
     name = "evolve"
+    per_player = False  # its archive is scored against one shared population's sigma
 
     def __init__(self) -> None:
         self.context = ContextBuilder()
@@ -51,6 +58,26 @@ class Evolve(Oracle):
             engine.add_seeds([ctx.game.example_policy])
         stop = engine.run()
         return self._result(ctx, stop)
+
+    def cost(self, config: OracleConfig, size: CallSize, scenario: Scenario) -> Tally:
+        """islands x population x generations mutations (at most ``max_llm_calls``: a generation
+        plans no more than the calls left), each with the parent and its inspirations in the
+        prompt, and up to ``evolve.repairs`` repairs (full rewrites) of each that fails."""
+        ev = config.evolve
+        prompt, _ = self.context.prompt_cost(config, size, scenario)
+        mutations = ev.islands * ev.population_size * ev.generations
+        if ev.max_llm_calls is not None:
+            mutations = min(mutations, ev.max_llm_calls)
+        chat = prompt + (1 + ev.inspirations) * size.program + MUTATION_TOKENS
+        out = scenario.completion * (ev.diff_ratio * min(DIFF_TOKENS, config.max_tokens)
+                                     + (1 - ev.diff_ratio) * config.max_tokens)
+        tally = Tally()
+        tally.add(mutations, chat, out)
+        for r in range(ev.repairs):
+            chat += out + ERROR_TOKENS
+            tally.add(mutations * scenario.invalid ** (r + 1), chat, size.completion)
+            out = size.completion
+        return tally
 
     # -- the archive across iterations ------------------------------------------------------
     def _restore(self, ctx: OracleContext, problem: PolicyProblem) -> None:

@@ -29,12 +29,7 @@ dpcfr+ (Xu et al. 2024), hs-pcfr+ (Zhang et al. 2024), vad-cfr and aod-cfr (Li e
 from the printed source), wop-cfr (our documented interpretation of Li et al. v3).
 """
 
-from csro.solvers.cfr._best_response import (
-    exploitability,
-    nash_conv,
-    openspiel_nash_conv,
-    policy_table,
-)
+from csro.solvers.cfr._best_response import exploitability, nash_conv, openspiel_nash_conv
 from csro.solvers.cfr._engine import CFRSolver
 from csro.solvers.cfr._hooks import (
     InfosetBlock,
@@ -45,7 +40,7 @@ from csro.solvers.cfr._hooks import (
     normalize_rows,
     regret_matching,
 )
-from csro.solvers.cfr._policy import TreePolicy
+from csro.solvers.cfr._policy import TreePolicy, policy_table
 from csro.solvers.cfr._registry import ALGORITHMS, make_variant
 from csro.solvers.cfr._solve import SolveConfig, SolveResult, log_checkpoints, solve
 from csro.solvers.cfr._tree import GameTree, build_tree, load_game, load_tree

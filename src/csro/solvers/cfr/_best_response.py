@@ -14,10 +14,11 @@ from __future__ import annotations
 import numpy as np
 import pyspiel
 
+from csro.solvers.cfr._policy import policy_table
+from csro.solvers.cfr._sweeps import backward_values, own_reach
 from csro.solvers.cfr._tree import GameTree
 
-__all__ = ["nash_conv", "exploitability", "best_response_values", "policy_values",
-           "openspiel_nash_conv", "policy_table"]
+__all__ = ["nash_conv", "exploitability", "best_response_values", "policy_values", "openspiel_nash_conv"]
 
 
 def _edge_probs(tree: GameTree, policies) -> np.ndarray:
@@ -29,8 +30,6 @@ def _edge_probs(tree: GameTree, policies) -> np.ndarray:
 
 def policy_values(tree: GameTree, policies) -> np.ndarray:
     """Expected return of every player at the root when all play ``policies``."""
-    from csro.solvers.cfr._engine import backward_values
-
     n = tree.num_nodes
     values = np.zeros((n, tree.num_players))
     values[tree.terminals] = tree.utilities
@@ -40,8 +39,6 @@ def policy_values(tree: GameTree, policies) -> np.ndarray:
 
 def best_response_values(tree: GameTree, policies) -> np.ndarray:
     """For each player p, the value of a best response of p to the others' ``policies``."""
-    from csro.solvers.cfr._engine import own_reach
-
     if not tree.level_aligned:
         raise ValueError("vectorised best response needs level-aligned infosets")
     eprob = _edge_probs(tree, policies)
@@ -76,17 +73,6 @@ def best_response_values(tree: GameTree, policies) -> np.ndarray:
             v[lv.parents] = np.bincount(lv.labels, weights=buf[sl], minlength=len(lv.parents))
         out[p] = v[0]
     return out
-
-
-def policy_table(tree: GameTree, policies) -> dict[str, list[tuple[int, float]]]:
-    """``{info_state: [(action, prob), ...]}`` for every infoset of every player."""
-    table = {}
-    for pl, pol in zip(tree.players, policies):
-        pol = np.asarray(pol, dtype=np.float64)
-        for row, key in enumerate(pl.keys):
-            k = int(pl.num_actions[row])
-            table[key] = list(zip(pl.actions[row, :k].tolist(), pol[row, :k].tolist()))
-    return table
 
 
 def openspiel_nash_conv(tree: GameTree, policies) -> float:

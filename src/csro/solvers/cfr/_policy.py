@@ -7,7 +7,18 @@ from open_spiel.python import policy as os_policy
 
 from csro.solvers.cfr._tree import GameTree
 
-__all__ = ["TreePolicy"]
+__all__ = ["TreePolicy", "policy_table"]
+
+
+def policy_table(tree: GameTree, policies) -> dict[str, list[tuple[int, float]]]:
+    """``{info_state: [(action, prob), ...]}`` for every infoset of every player."""
+    table = {}
+    for pl, pol in zip(tree.players, policies):
+        pol = np.asarray(pol, dtype=np.float64)
+        for row, key in enumerate(pl.keys):
+            k = int(pl.num_actions[row])
+            table[key] = list(zip(pl.actions[row, :k].tolist(), pol[row, :k].tolist()))
+    return table
 
 
 class TreePolicy(os_policy.Policy):
@@ -39,8 +50,6 @@ class TreePolicy(os_policy.Policy):
         return dict(zip(pl.actions[row, :k].tolist(), self.probabilities[player][row, :k].tolist()))
 
     def to_dict(self) -> dict[str, list[tuple[int, float]]]:
-        from csro.solvers.cfr._best_response import policy_table
-
         return policy_table(self.tree, self.probabilities)
 
     def to_tabular(self) -> os_policy.TabularPolicy:

@@ -13,9 +13,7 @@ import pathlib
 import yaml
 from matplotlib.figure import Figure
 
-from csro.report._html import details, esc, figure, fmt, key_values, pre, table
-from csro.report._page import REPORT_NAME, document, write_atomically
-from csro.report._plots import to_svg
+from csro.report import REPORT_NAME, details, document, esc, figure, fmt, key_values, pre, table, to_svg, write_atomically
 from csro.train.store import TrainStore
 
 SECTIONS = (("run", "Run"), ("steps", "Reward over steps"))

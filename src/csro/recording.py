@@ -1,0 +1,57 @@
+"""A run's LLM client over its store: every call recorded when it is made, recorded calls
+served from the store (a resumed run asks no call twice), and the replay of an earlier run's
+recorded calls (``llm.provider: replay``).
+
+The wiring between two layers that do not know each other: the LLM layer (``csro.llm``)
+makes calls and opens no store; the stores (``csro.store``, the AOR and training stores)
+keep calls as plain LLM records. Design principle of this project (every LLM call is recorded
+under a deterministic key, so a run replays bit for bit); the CSRO paper (Hennes et al., arXiv
+2603.10098) does not discuss it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Iterator
+
+from csro.config import LLMConfig
+from csro.errors import ConfigError
+from csro.llm import LLMClient, Price, make_provider, meter_for, price_of, replayed_run
+from csro.store import RunStore, StoreError
+
+
+@contextlib.contextmanager
+def run_client(llm: LLMConfig, store) -> Iterator[LLMClient]:
+    """A run's LLM client: every call recorded in ``store`` (a run, AOR or training store),
+    recorded calls served from it, priced and capped by ``llm.budget``."""
+    earlier = replayed_run(llm)
+    if earlier is not None and earlier.resolve() == store.directory.resolve():
+        raise ConfigError("llm.path: a run cannot replay itself (resume it instead)")
+    with contextlib.ExitStack() as stack:
+        lookup = stack.enter_context(_open(earlier)).llm_call if earlier is not None else None
+        provider = make_provider(llm, replay_lookup=lookup)
+        override = Price(**llm.prices.model_dump()) if llm.prices is not None else None
+        try:
+            meter = meter_for(price_of(provider.name, provider.model, override), llm.budget)
+        except ConfigError:
+            provider.close()
+            raise
+        client = LLMClient(provider, concurrency=llm.concurrency, timeout_s=llm.timeout_s, retries=llm.retries,
+                           backoff_s=llm.backoff_s, recorder=store.add_llm_call, recorded=store.llm_call, meter=meter)
+        try:
+            # The files provider hands out replies in submission order: give it the calls already made.
+            on_submit = getattr(provider, "on_submit", None)
+            if on_submit is not None:
+                for request, _ in store.llm_calls():
+                    on_submit(request.key)
+            yield client
+        finally:
+            client.close()
+
+
+def _open(directory) -> RunStore:
+    """The earlier run's store, whose recorded calls a replay serves."""
+    try:
+        return RunStore.open(directory)
+    except StoreError as exc:
+        raise ConfigError(f"llm.path: {exc}") from None
