@@ -47,7 +47,10 @@ from csro.llm.models import Sampling
 from csro.errors import ProviderError
 
 N_CTX = 4096  # prompts of 2-3k tokens plus a policy-sized completion
-N_BATCH = 512  # llama-cpp-python's default: the unit of prefix reuse (see the module docstring)
+# The unit of prefix reuse (see the module docstring): at most N_BATCH - 1 shared tokens are
+# evaluated again. Prefill ran as fast in batches of 64 as of 512 (llama-cpp-python's default;
+# bench/decode_batching.py, docs/llm.md), so the small unit costs nothing.
+N_BATCH = 64
 DEFAULT_THREADS = 1  # two threads collapse when another process holds one of the two cores (bench/, docs/llm.md)
 
 # ChatML, the format of the Qwen models, for a GGUF without a chat template.
