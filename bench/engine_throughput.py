@@ -90,7 +90,7 @@ class Timed:
     def _progress(self, request: LLMRequest, reply: LLMReply) -> None:
         done, elapsed = len(self.calls), time.monotonic() - self.started
         left = f", ~{(self.expected - done) * elapsed / done / 60:.1f} min left" if self.expected and self.expected > done else ""
-        of = f"/{self.expected}" if self.expected else " (count unknown until the reference ends)"
+        of = f"/{self.expected}" if self.expected else ""  # the reference's count, once it has run
         print(f"  [{self.mode}] call {done}{of} {request.key}: {reply.tokens_in} in ({reply.tokens_cached} cached), "
               f"{reply.tokens_out} out, {elapsed / 60:.1f} min so far{left}", file=sys.stderr, flush=True)
 
