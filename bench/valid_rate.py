@@ -33,7 +33,7 @@ from csro.arena import MatchArena, Opponent, Target
 from csro.config import LLMConfig, OracleConfig
 from csro.evaluation import code_policy
 from csro.evaluation.backends import LocalBackend
-from csro.games import load_game
+from csro.games import CodeGame, load_game
 from csro.llm import LLMClient, LLMSession, make_provider
 from csro.oracles import OracleContext
 from csro.oracles._context import ContextBuilder, PromptLevers
@@ -95,6 +95,20 @@ def measure(lever: Lever, ctx: OracleContext) -> tuple[int, list[float], int]:
     return first, [a.utility for a in final.values() if a.valid], ctx.config.samples
 
 
+def rrps_opponents(game: CodeGame) -> tuple[Opponent, ...]:
+    """Sigma over three code opponents: the game's example policy and ``OPPONENT_FILES``."""
+    sources = [game.example_policy] + [f.read_text() for f in OPPONENT_FILES]
+    return tuple(Opponent(f"p{i}", w, code_policy(f"p{i}", src, game)) for i, (w, src) in enumerate(zip(WEIGHTS, sources)))
+
+
+def oracle_context(game: CodeGame, opponents: tuple[Opponent, ...], client: LLMClient, sim: StoredSimulator,
+                   config: OracleConfig, *, matches: int, temperature: float, seed: int) -> OracleContext:
+    """The context of iteration 1's best response (player 0) to ``opponents``, as the loop builds it."""
+    return OracleContext(game, Target(1, 0, opponents), LLMSession(client, 1, temperature, seed),
+                         MatchArena(game, sim, matches=matches), config,
+                         StoreLog(sim.store, 1, 0, lambda kind, data: None))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="qwen2.5-coder-0.5b")
@@ -109,9 +123,7 @@ def main() -> None:
     parser.add_argument("--levers", default=",".join(LEVERS))
     args = parser.parse_args()
     game = load_game("rrps")
-    sources = [game.example_policy] + [f.read_text() for f in OPPONENT_FILES]
-    opponents = tuple(Opponent(f"p{i}", w, code_policy(f"p{i}", src, game))
-                      for i, (w, src) in enumerate(zip(WEIGHTS, sources)))
+    opponents = rrps_opponents(game)
     client = LLMClient(make_provider(LLMConfig(model=args.model, threads=args.threads, model_sampling=args.model_sampling)), concurrency=1)
     print(f"temperature {args.temperature:g}, seed {args.seed}, model sampling {args.model_sampling}", flush=True)
     print(f"| {args.model} | valid / {args.samples} at the first draw | after repairs | mean u | best u | s/sample |\n"
@@ -119,10 +131,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, RunStore.create(f"{tmp}/run", {}) as store:
         sim = StoredSimulator(game, store, LocalBackend(), seed=0, limits=SandboxLimits())
         for name in args.levers.split(","):
-            ctx = OracleContext(game, Target(1, 0, opponents), LLMSession(client, 1, args.temperature, args.seed),
-                                MatchArena(game, sim, matches=args.matches),
-                                OracleConfig(samples=args.samples, max_tokens=args.max_tokens),
-                                StoreLog(store, 1, 0, lambda kind, data: None))
+            ctx = oracle_context(game, opponents, client, sim, OracleConfig(samples=args.samples, max_tokens=args.max_tokens),
+                                 matches=args.matches, temperature=args.temperature, seed=args.seed)
             started = time.monotonic()
             first, utilities, n = measure(LEVERS[name], ctx)
             mean = f"{statistics.mean(utilities):+.1f}" if utilities else "-"

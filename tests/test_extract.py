@@ -32,3 +32,14 @@ def test_no_code_or_wrong_class_is_an_error():
     for text in ("I would play rock.", "", "```python\nclass Bot:\n    pass\n```"):
         extracted = extract_code(text, "Agent")
         assert extracted.source is None and extracted.error == "reply contains no Python code defining class Agent"
+
+
+def test_programs_differing_in_layout_comments_or_docstrings_share_their_id():
+    from csro.extract import program_id
+
+    variant = ('"""A policy."""\n# always rock\nclass Agent:\n    """Rock."""\n\n    def act(self,observation) :\n'
+               '        "Plays rock."\n        return "ROCK"   # the move\n')
+    assert program_id(variant) == program_id(BODY)
+    assert program_id(BODY.replace("ROCK", "PAPER")) != program_id(BODY)
+    assert program_id(BODY + "    x = 1\n") != program_id(BODY)
+    assert program_id("def (") == program_id("def (") != program_id("def  (")  # unparsable: the text itself

@@ -7,12 +7,16 @@ that defines the policy class (the first such block; else the first block), cuts
 trailing prose, trims lines from the end until the rest parses (a truncated reply keeps its
 complete part, as FunSearch trims truncated samples), drops top-level
 ``if __name__ == "__main__":`` blocks, and reports replies that hold no class of that name.
+
+``program_id`` says when two programs are one candidate (issue 26: the embedded model often
+writes the same program twice, differing in layout or comments at most).
 """
 
 from __future__ import annotations
 
 import ast
 import dataclasses
+import hashlib
 import re
 import textwrap
 
@@ -91,3 +95,25 @@ def _drop_main_block(code: str) -> str:
     for node in reversed(guards):
         del lines[node.lineno - 1:node.end_lineno]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def program_id(source: str) -> str:
+    """A hash that two programs share when they differ only in layout, comments, docstrings
+    or quoting: the SHA-256 of their syntax tree (``ast.dump``: no positions) with every
+    module, class and function docstring dropped (our call: none of these change what a
+    policy does, and a policy that reads its own docstring is not one a model writes).
+    Text that does not parse is identified by itself, as is."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return hashlib.sha256(source.encode("utf-8")).hexdigest()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and _docstring(node):
+            node.body = node.body[1:] or [ast.Pass()]
+    return hashlib.sha256(ast.dump(tree).encode("utf-8")).hexdigest()
+
+
+def _docstring(node: ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    first = node.body[0] if node.body else None
+    return (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str))

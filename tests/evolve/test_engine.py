@@ -198,6 +198,19 @@ def test_a_repeated_program_is_not_evaluated_again():
     assert sum(p.source == prog(3) and p.evaluated for p in db.programs.values()) == 4
 
 
+def test_a_program_differing_only_in_comments_is_not_checked_or_evaluated_again_issue_26():
+    problem = FakeProblem()
+    variants = [prog(3), prog(3).replace("  # v", "  # the same value")]
+    replies = itertools.cycle(variants)
+    e, db, _, _ = engine(ScriptLLM(lambda r: "```python\n" + next(replies) + "```"), problem, islands=1,
+                         generations=1, population_size=2, diff_ratio=0.0, overlap=False)
+    e.add_seeds([prog(0.0)])
+    e.run()
+    assert len(problem.checked) == len(problem.fulled) == 2 and problem.checked[1] in variants
+    twins = [p for p in db.programs.values() if p.generation == 0]
+    assert len(twins) == 2 and all(p.evaluated and p.scores == {"a": 3.0} for p in twins)
+
+
 def test_repairs_send_a_broken_mutation_back_and_count_as_calls():
     """With ``repairs`` a mutation that fails its check goes back with its error (a diff's
     repair is a whole class); the repaired program is evaluated, its keys recorded, and the

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from csro.config import LLMConfig
 from csro.errors import ConfigError
-from csro.llm import DEFAULT_MODEL, CallKey, LLMClient, LLMRequest, Message, make_provider
+from csro.games import load_game
+from csro.llm import DEFAULT_MODEL, CallKey, LLMClient, LLMRequest, Message, ensure_model, make_provider
+from csro.llm.embedded import EmbeddedProvider
 from csro.llm.models import MODELS
+from csro.oracles._grammar import grammar_for
 
 POLICY_PROMPT = (Message("system", "You are an expert Python programmer."),
                  Message("user", "Repeated rock-paper-scissors. Write a Python class Agent with a method "
@@ -82,6 +87,57 @@ def test_model_sampling_samples_with_the_models_published_settings(client):
         assert first.ok and first.text.strip() and first.text == again.text
     finally:
         tuned.close()
+
+
+SMALL_BATCH = 16  # so that the test prompts span several whole batches; the construction is the same at any size
+RULES_PREFILL, RULES_GRAMMAR = grammar_for(load_game("rrps"))  # the rule grammar of make demo's rewrites
+
+
+@pytest.fixture(scope="module")
+def cold_and_warm():
+    """Two providers over the same weights: one that evaluates every prompt from its first
+    token, one that reuses the cached prefix."""
+    cold, warm = (EmbeddedProvider(ensure_model(DEFAULT_MODEL), threads=1, n_batch=SMALL_BATCH, reuse_prefix=reuse)
+                  for reuse in (False, True))
+    yield cold, warm
+    cold.close()
+    warm.close()
+
+
+def _asking(tail: str, **kwargs) -> LLMRequest:
+    """``_request(**kwargs)`` with ``tail`` appended to its user message."""
+    return dataclasses.replace(_request(**kwargs), messages=POLICY_PROMPT[:-1] + (
+        Message("user", POLICY_PROMPT[-1].content + tail),))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("constrained", [False, True], ids=["free", "grammar"])
+def test_a_reply_is_byte_identical_with_or_without_a_cached_prefix_issue_26(cold_and_warm, constrained):
+    cold, warm = cold_and_warm
+    extra = {"prefill": RULES_PREFILL, "grammar": RULES_GRAMMAR, "stop": (), "max_tokens": 60} if constrained else {}
+    target = _asking(" Keep it short.", **extra)
+    expected = cold.complete(target, 300)
+    warm.complete(_asking(" Be clever.", seed=9, **extra), 300)  # shares the system and most of the user message
+    after_other = warm.complete(target, 300)
+    again = warm.complete(target, 300)  # the same prompt: all of it cached but its last, partial batch
+    assert expected.tokens_cached == 0
+    assert 0 < after_other.tokens_cached < again.tokens_cached < again.tokens_in
+    assert after_other.tokens_cached % SMALL_BATCH == again.tokens_cached % SMALL_BATCH == 0
+    for reply in (after_other, again):
+        assert (reply.text, reply.tokens_out) == (expected.text, expected.tokens_out)
+
+
+@pytest.mark.slow
+def test_a_repair_that_quotes_the_reply_is_unchanged_by_the_cached_draft_issue_26(cold_and_warm):
+    # The repair's prompt holds the draft's reply, whose cells were written one token at a
+    # time while generating: those cells must never be reused.
+    cold, warm = cold_and_warm
+    draft = warm.complete(_request(), 300)
+    repair = dataclasses.replace(_request(), messages=POLICY_PROMPT + (
+        Message("assistant", draft.full_text), Message("user", "That program is not valid. Fix it.")))
+    warm_reply, cold_reply = warm.complete(repair, 300), cold.complete(repair, 300)
+    assert 0 < warm_reply.tokens_cached <= draft.tokens_in // SMALL_BATCH * SMALL_BATCH
+    assert warm_reply.text == cold_reply.text
 
 
 def test_a_generation_past_its_time_limit_is_an_error(client):

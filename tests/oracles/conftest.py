@@ -1,5 +1,5 @@
 """Fakes for the oracle tests: a scripted LLM client (replies by call step), an arena whose
-evaluation reads a program's ``# u=`` marker, and a log.
+evaluation reads a program's ``u=`` marker, and a log.
 
 Only our own logic is faked: programs are still extracted, and checked and traced in the real
 sandbox (a ``MatchArena`` over a temporary run store).
@@ -21,8 +21,9 @@ from tests.conftest import ListLog, arena_for
 
 
 def program(u: float, move: str = "ROCK") -> str:
-    """A valid RRPS program whose fake utility is written in it."""
-    return f"class Agent:\n    def act(self, observation):\n        return {move!r}  # u={u}\n"
+    """A valid RRPS program whose fake utility is written in its code (programs that differ
+    only in a comment are one candidate)."""
+    return f"class Agent:\n    u={u}\n\n    def act(self, observation):\n        return {move!r}\n"
 
 
 def fenced(source: str) -> str:
@@ -56,14 +57,14 @@ class ScriptedLLM:
 
 
 class FakeEvaluator:
-    """u from the ``# u=`` marker of a program; counts evaluations."""
+    """u from the ``u=`` marker of a program (in code or a comment); counts evaluations."""
 
     def __init__(self):
         self.calls = []
 
     def __call__(self, source: str) -> Feedback:
         self.calls.append(source)
-        match = re.search(r"# u=(-?[0-9.]+)", source)
+        match = re.search(r"\bu=(-?[0-9.]+)", source)
         u = float(match.group(1)) if match else -1.0
         return Feedback(u, {"p0": u}, {}, (), 4)
 

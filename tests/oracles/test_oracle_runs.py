@@ -77,6 +77,21 @@ def test_the_best_of_several_samples_is_kept(make_ctx):
     assert result.feedback.utility == 4 and result.call_keys == ["3/propose/1"]
 
 
+def test_a_program_drawn_twice_is_evaluated_once_and_recorded_as_a_duplicate_issue_26(make_ctx):
+    commented = program(-1).replace("return 'ROCK'", "return 'ROCK'  # rock again")
+    script = {"propose": [fenced(program(-3)), fenced(program(-1)), fenced(commented)],
+              "refine-1": [fenced(program(-1)), fenced(program(-3)), fenced(program(-2))]}  # u < 0: one more round
+    evaluator = FakeEvaluator()
+    result, llm, _ = run("linear_refinement", make_ctx, script, samples=3, max_refinements=1, evaluate=evaluator)
+    assert evaluator.calls == [program(-3), program(-1), program(-2)]
+    duplicates = {a.key: a for a in result.attempts if a.duplicate_of}
+    assert duplicates == {
+        "3/propose/2": Attempt("3/propose/2", "propose", True, None, -1.0, duplicate_of="3/propose/1"),
+        "3/refine-1/0": Attempt("3/refine-1/0", "refine-1", True, None, -1.0, duplicate_of="3/propose/1"),
+        "3/refine-1/1": Attempt("3/refine-1/1", "refine-1", True, None, -3.0, duplicate_of="3/propose/0")}
+    assert result.source == program(-1) and result.call_keys == ["3/propose/1"]
+
+
 def test_grammar_fallback_after_failed_repairs(make_ctx):
     script = {"propose": ["no code"], "repair-0-0": ["still none"],
               "grammar-0": ['        # beat the last throw\n        return BEATS[self.last(self.opp)]\n']}

@@ -11,8 +11,22 @@ Qwen format, when a file has none), the assistant's turn is opened (generation p
 constrains the completion. Sampling is seeded with ``request.seed``: the same request gives
 the same text; ``sampling`` (a model's published top-p, top-k and repetition penalty, see
 ``csro.llm.models``) replaces llama.cpp's defaults for those. The model is loaded on the
-first call and serves one request at a time (``max_concurrency = 1``). ``timeout_s`` stops a generation that runs longer; the stopped
-call is an error, not retried (it would take as long again).
+first call and serves one request at a time (``max_concurrency = 1``). ``timeout_s`` stops
+a generation that runs longer; the stopped call is an error, not retried (it would take as
+long again).
+
+Prefix reuse (issue 26; our construction, llama.cpp gives no such guarantee): the calls of a
+run share most of their prompt (system, rules, API, opponents; every sample of one request
+shares all of it), and recomputing it was most of a call's time. But logits are not
+bit-identical across batch splits, so keeping llama-cpp-python's longest common prefix would
+make a reply depend on the call before it, and ``csro resume`` and ``replay`` would drift.
+So the prompt is evaluated in batches of ``n_batch`` tokens aligned to position 0, and only
+KV cells that were computed in such a *whole* batch of an earlier prompt are kept, cut at a
+multiple of ``n_batch`` below the common prefix and below the new prompt's last token: the
+warm path then evaluates exactly the batches the cold path evaluates after them, on the same
+cells, and the reply is byte-identical (tested, with and without a grammar). Cells written
+while generating (one token at a time) or in a prompt's last, partial batch are never reused.
+``reply.tokens_cached`` counts the prompt tokens taken from the cache.
 
 ``count_tokens`` counts a chat's prompt tokens exactly as ``complete`` would send them, with
 the model's vocabulary only (no weights loaded), for ``csro run --estimate``.
@@ -26,11 +40,17 @@ import threading
 import time
 from typing import Any
 
+import numpy as np
+
 from csro.llm._types import LLMReply, LLMRequest, Message
 from csro.llm.models import Sampling
 from csro.errors import ProviderError
 
 N_CTX = 4096  # prompts of 2-3k tokens plus a policy-sized completion
+# The unit of prefix reuse (see the module docstring): at most N_BATCH - 1 shared tokens are
+# evaluated again. Prefill ran as fast in batches of 64 as of 512 (llama-cpp-python's default;
+# bench/decode_batching.py, docs/llm.md), so the small unit costs nothing.
+N_BATCH = 64
 DEFAULT_THREADS = 1  # two threads collapse when another process holds one of the two cores (bench/, docs/llm.md)
 
 # ChatML, the format of the Qwen models, for a GGUF without a chat template.
@@ -46,14 +66,20 @@ class EmbeddedProvider:
     grammar = True
 
     def __init__(self, path: str | pathlib.Path, *, model: str | None = None, threads: int | None = None,
-                 n_ctx: int = N_CTX, sampling: Sampling | None = None):
+                 n_ctx: int = N_CTX, sampling: Sampling | None = None, n_batch: int = N_BATCH,
+                 reuse_prefix: bool = True):
+        """``reuse_prefix=False`` recomputes every prompt from its first token (the behaviour
+        before issue 26, the reference of ``bench/engine_throughput.py``); the text is the same."""
         self.path = pathlib.Path(path)
         self.sampling = sampling
         self.model = model or self.path.stem
         self.threads = threads or DEFAULT_THREADS
         self.n_ctx = n_ctx
+        self.n_batch = n_batch
+        self.reuse_prefix = reuse_prefix
         self._llama: Any = None
         self._formatter: Any = None
+        self._batched = 0  # leading KV cells computed in whole aligned prompt batches: the reusable ones
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -77,8 +103,7 @@ class EmbeddedProvider:
                     llama = Llama(model_path=str(self.path), vocab_only=True, verbose=False)
                 formatter = _formatter(llama)
             try:
-                text, _ = _render(formatter, messages, prefill)
-                return len(llama.tokenize(text.encode("utf-8"), add_bos=True, special=True))
+                return len(_tokens(llama, formatter, messages, prefill)[0])
             finally:
                 if llama is not self._llama:
                     llama.close()
@@ -87,7 +112,8 @@ class EmbeddedProvider:
         from llama_cpp import LlamaGrammar, StoppingCriteriaList
 
         with self._lock:
-            prompt, template_stop = self.prompt(request.messages, request.prefill)
+            self._load()
+            tokens, template_stop = _tokens(self._llama, self._formatter, request.messages, request.prefill)
             deadline = time.monotonic() + timeout_s
             expired = []
 
@@ -97,20 +123,34 @@ class EmbeddedProvider:
                 return bool(expired)
 
             grammar = LlamaGrammar.from_string(request.grammar, verbose=False) if request.grammar else None
-            self._llama.reset()  # a reused KV-cache prefix changes the logits' rounding, and so the text
+            # llama-cpp-python keeps the common prefix of the first n_tokens cells and evaluates the rest
+            self._llama.n_tokens = cached = self._reusable(tokens)
+            self._batched = 0  # until this prompt is evaluated
             try:
                 out = self._llama.create_completion(
-                    prompt, max_tokens=request.max_tokens, temperature=request.temperature, seed=request.seed,
+                    tokens, max_tokens=request.max_tokens, temperature=request.temperature, seed=request.seed,
                     stop=list(request.stop) + template_stop, grammar=grammar,
                     stopping_criteria=StoppingCriteriaList([past_deadline]),
                     **(dataclasses.asdict(self.sampling) if self.sampling else {}))
             except ValueError as exc:  # e.g. the prompt does not fit the context
                 raise ProviderError(f"llama.cpp: {exc}", retryable=False) from None
+            self._batched = len(tokens) // self.n_batch * self.n_batch
         if expired:
             raise ProviderError(f"generation exceeded the time limit of {timeout_s:g} s", retryable=False)
         usage = out["usage"]
         return LLMReply(request.key, out["choices"][0]["text"], self.name, self.model, usage["prompt_tokens"],
-                        usage["completion_tokens"], prefill=request.prefill)
+                        usage["completion_tokens"], prefill=request.prefill, tokens_cached=cached)
+
+    def _reusable(self, tokens: list[int]) -> int:
+        """How many leading KV cells ``tokens`` can keep: the common prefix with the reusable
+        cells, short of the prompt's last token (whose logits are sampled), down to a multiple
+        of ``n_batch`` (0 without ``reuse_prefix``: the whole prompt is evaluated)."""
+        if not self.reuse_prefix:
+            return 0
+        n = max(0, min(self._batched, len(tokens) - 1))
+        differ = np.flatnonzero(self._llama.input_ids[:n] != np.asarray(tokens[:n]))
+        common = int(differ[0]) if differ.size else n
+        return common // self.n_batch * self.n_batch
 
     def close(self) -> None:
         """Free the model (it is loaded again if called later)."""
@@ -118,6 +158,7 @@ class EmbeddedProvider:
             if self._llama is not None:
                 self._llama.close()
                 self._llama = self._formatter = None
+                self._batched = 0
 
     def _load(self) -> None:
         if self._llama is not None:
@@ -125,7 +166,7 @@ class EmbeddedProvider:
         from llama_cpp import Llama
 
         llama = Llama(model_path=str(self.path), n_ctx=self.n_ctx, n_threads=self.threads,
-                      n_threads_batch=self.threads, verbose=False)
+                      n_threads_batch=self.threads, n_batch=self.n_batch, n_ubatch=self.n_batch, verbose=False)
         self._formatter = _formatter(llama)
         self._llama = llama
 
@@ -139,6 +180,13 @@ def _formatter(llama: Any) -> Any:
     return Jinja2ChatFormatter(
         template, eos_token=llama._model.token_get_text(eos) if eos != -1 else "",
         bos_token=llama._model.token_get_text(bos) if bos != -1 else "", add_generation_prompt=True)
+
+
+def _tokens(llama: Any, formatter: Any, messages: tuple[Message, ...], prefill: str) -> tuple[list[int], list[str]]:
+    """The prompt's tokens as llama-cpp-python makes them of its text (BOS where the model
+    wants one), and the template's stop strings."""
+    text, stop = _render(formatter, messages, prefill)
+    return llama.tokenize(text.encode("utf-8"), add_bos=True, special=True), stop
 
 
 def _render(formatter: Any, messages: tuple[Message, ...], prefill: str) -> tuple[str, list[str]]:

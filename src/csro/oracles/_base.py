@@ -74,13 +74,18 @@ class OracleContext:
 
 @dataclasses.dataclass(frozen=True)
 class Attempt:
-    """One candidate program an oracle drew: its call key, step, validity, error or utility."""
+    """One candidate program an oracle drew: its call key, step, validity, error or utility.
+
+    ``duplicate_of`` is the key of the attempt that first drew the same program in this call
+    (``csro.extract.program_id``); a duplicate is not evaluated again and carries its utility.
+    """
 
     key: str
     step: str
     valid: bool
     error: str | None
     utility: float | None
+    duplicate_of: str | None = None
 
 
 @dataclasses.dataclass

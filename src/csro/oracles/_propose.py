@@ -11,7 +11,9 @@ The machinery every oracle shares. One *generation step* (``propose``, ``refine-
    has already retried it);
 3. if still none is valid and ``grammar_fallback`` is on, one grammar-constrained call
    (``grammar-<j>``, see ``_grammar``);
-4. play the valid programs against sigma (``Arena.evaluate``) and keep the best by utility.
+4. play the valid programs against sigma (``Arena.evaluate``) and keep the best by utility;
+   a program the call has already drawn (the same ``program_id``: equal but for layout,
+   comments and docstrings, issue 26) is recorded as a duplicate of the first, not played again.
 
 Hennes et al. (arXiv 2603.10098) only say weak models produce invalid code; repair,
 fallback and sampling several programs are ours. Every program becomes an ``Attempt`` and
@@ -26,7 +28,7 @@ from typing import Sequence
 
 from csro.arena import Feedback
 from csro.drafting import Draft, Drafting, repair_prompt, settle, write
-from csro.extract import extract_code
+from csro.extract import extract_code, program_id
 from csro.config import OracleConfig
 from csro.llm import LLMRequest, Message
 from csro.llm.estimate import Scenario, Tally
@@ -60,6 +62,7 @@ class Proposer:
         self.ctx = ctx
         self.repair_hints = repair_hints  # off only in bench/valid_rate.py, to measure them
         self.attempts: list[Attempt] = []
+        self._played: dict[str, Attempt] = {}  # program_id -> the attempt that played it
 
     def request(self, step: str, messages: Sequence[Message], sample: int = 0, *, prefill_text: str | None = None,
                 grammar: str | None = None, stop: tuple[str, ...] = STOP, max_tokens: int | None = None) -> LLMRequest:
@@ -102,21 +105,29 @@ class Proposer:
                         max_repairs=self.ctx.config.max_repairs, on_round=on_round)
 
     def _best(self, step: str, valid: Sequence[Draft]) -> Candidate | None:
-        """Evaluate the valid drafts against sigma; the best one (the first on ties)."""
+        """Evaluate the valid drafts new to this call against sigma; the best one (the first
+        on ties; a program drawn before is a recorded duplicate and never the best)."""
         best: Candidate | None = None
         for d in valid:
+            pid = program_id(d.source)
+            if pid in self._played:
+                twin = self._played[pid]
+                self._record(d.keys[-1], step, None, twin.utility, duplicate_of=twin.key)
+                continue
             feedback = self.ctx.evaluate(d.source)
-            self._record(d.keys[-1], step, None, feedback.utility)
+            self._played[pid] = self._record(d.keys[-1], step, None, feedback.utility)
             if best is None or feedback.utility > best.utility:
                 best = Candidate(d.source, feedback, tuple(d.keys))
         return best
 
-    def _record(self, key: str, step: str, error: str | None, utility: float | None) -> None:
-        attempt = Attempt(key, key.split("/")[1], error is None, error, utility)
+    def _record(self, key: str, step: str, error: str | None, utility: float | None,
+                duplicate_of: str | None = None) -> Attempt:
+        attempt = Attempt(key, key.split("/")[1], error is None, error, utility, duplicate_of)
         self.attempts.append(attempt)
         self.ctx.log.event(ORACLE_CANDIDATE, dataclasses.asdict(attempt))
         if error is not None:
             self.ctx.log.event(ORACLE_REJECTED, {"key": key, "step": step, "reason": error})
+        return attempt
 
 
 def generation_cost(tally: Tally, config: OracleConfig, scenario: Scenario, prompt: float, completion: float,

@@ -38,7 +38,7 @@ import numpy as np
 
 from csro.config import EvolveConfig
 from csro.drafting import Draft, Drafting, mend, repair_prompt, settle
-from csro.extract import Extracted, extract_code
+from csro.extract import Extracted, extract_code, program_id
 from csro.events import EVOLVE_GENERATION, EVOLVE_SEED_REJECTED, EVOLVE_STOPPED
 from csro.llm import LLMReply, LLMRequest, LLMSession, Message
 from csro.seeding import derive_seed
@@ -115,10 +115,11 @@ class Evolution:
         self.on_program = on_program
         self.log = log
         self.budget = Budget(config.max_llm_calls, config.max_evaluations, config.wall_seconds)
-        self._scored: dict[str, dict] = {}  # source -> full scores, so a repeated program is not re-evaluated
+        # program_id -> full scores, so a repeated program (up to layout, comments and docstrings) is not re-evaluated
+        self._scored: dict[str, dict] = {}
         for p in db.programs.values():
             if p.evaluated:
-                self._scored.setdefault(p.source, p.scores)
+                self._scored.setdefault(program_id(p.source), p.scores)
 
     # -- seeds ------------------------------------------------------------------------------------
     def add_seeds(self, sources: Sequence[str]) -> None:
@@ -258,10 +259,10 @@ class Evolution:
                 p.status = "llm_error" if not d.reply.ok else "invalid" if d.source is not None else \
                     "apply_failed" if d.extra["mutation"] == "diff" else "no_code"
                 p.error = d.reply.error if not d.reply.ok else d.error
-        first: dict[str, Program] = {}  # one evaluation per distinct new program
+        first: dict[str, Program] = {}  # one evaluation per distinct new program (program_id)
         for p in programs:
-            if p.status == "ok" and p.source not in self._scored:
-                first.setdefault(p.source, p)
+            if p.status == "ok" and program_id(p.source) not in self._scored:
+                first.setdefault(program_id(p.source), p)
         stage1 = list(first.values())
         for p in stage1:
             p.stage = 1
@@ -286,14 +287,15 @@ class Evolution:
                 if self.problem.fitness(sc) is None:
                     p.status, p.error = "eval_failed", "the full evaluation gave no score on some component"
         for p in programs:  # repeats take the outcome of their first copy, or of an earlier program
-            if p.status != "ok" or p.stage == FULL or first.get(p.source) is p:
+            pid = program_id(p.source) if p.status == "ok" else None
+            if pid is None or p.stage == FULL or first.get(pid) is p:
                 continue
-            if p.source in first and first[p.source] is not p:
-                twin = first[p.source]
+            if pid in first:
+                twin = first[pid]
                 p.status, p.stage, p.error, p.scores = twin.status, twin.stage, twin.error, dict(twin.scores)
                 p.info = dict(twin.info)
-            elif p.source in self._scored:
-                p.stage, p.scores = FULL, dict(self._scored[p.source])
+            elif pid in self._scored:
+                p.stage, p.scores = FULL, dict(self._scored[pid])
         return g, programs, sum(len(d.keys) - 1 for d in drafts)
 
     def _extract(self, draft: Draft, reply: LLMReply) -> Extracted:
@@ -318,9 +320,10 @@ class Evolution:
 
     def _check_new(self, sources: Sequence[str]) -> list[str | None]:
         """Cascade stage 1, once per distinct program never scored before (others pass)."""
-        fresh = list(dict.fromkeys(s for s in sources if s not in self._scored))
-        errors = dict(zip(fresh, self.problem.check(fresh))) if fresh else {}
-        return [errors.get(s) for s in sources]
+        ids = [program_id(s) for s in sources]
+        fresh = {i: s for i, s in zip(ids, sources) if i not in self._scored}
+        errors = dict(zip(fresh, self.problem.check(list(fresh.values())))) if fresh else {}
+        return [errors.get(i) for i in ids]
 
     def _full(self, sources: Sequence[str]) -> list[dict]:
         if not sources:
@@ -328,7 +331,7 @@ class Evolution:
         self.budget.full_evaluations += len(sources)
         scores = self.problem.full(sources)
         for s, sc in zip(sources, scores):
-            self._scored[s] = sc
+            self._scored[program_id(s)] = sc
         return scores
 
     def _promising(self, island: int, quick_fitness: float | None) -> bool:
