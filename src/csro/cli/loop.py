@@ -39,6 +39,8 @@ def event_line(iteration: int, kind: str, data: dict, total: int) -> str | None:
         return f"[bold]iteration {iteration}/{total}[/bold]: population {data.get('population')}, calling the oracle"
     if kind == events.ORACLE_CANDIDATE:
         what = f"valid, u = {_fmt(data.get('utility'))}" if data.get("valid") else f"invalid: {_one_line(data.get('error'))}"
+        if data.get("duplicate_of"):
+            what = f"the program of {data['duplicate_of']} again, not evaluated twice ({what})"
         return f"  candidate {data.get('key', '?')}: {what}"
     if kind == events.ORACLE_REJECTED and "key" in data:
         return None  # its candidate line said why
