@@ -9,12 +9,14 @@ round trip; trusted built-ins answer in-process. The round trips of a chunk's tw
 (``_Lane``) are pipelined, so the runner steps one half while the worker computes the
 other. Chunks are spread over a process pool, so cells run in parallel on the cores.
 
-Each chunk starts fresh sandbox workers for the code policies it needs, so no state
-leaks between chunks and results do not depend on how chunks were scheduled: a match's
-seed is derived from the run seed, the two policy names and the match index only. Within
-a worker a policy class gets one instance per seat of each match; module-level globals
-are shared by the matches a worker plays together (the policy API asks for state on
-``self``).
+A match's result is a function of its seed alone (issue 28): not of the process, the
+node, the chunk, the order, or what a process played before. Its seed is derived from the
+run seed, the seated policy names and the match index only; each seat gets a seed derived
+from it, which seeds a built-in bot's generator or a code policy's instance. Each chunk
+starts fresh sandbox workers for the code policies it needs, and within a worker each
+instance (one seat of one match) runs a fresh copy of the policy module with random
+streams of its own (``csro.policies._streams``), so neither module globals nor ``random``
+are shared between matches; the chunk layout is therefore free to follow speed.
 
 A policy that fails in any way forfeits that match (``forfeit_returns``) with a recorded
 ``Reason``; the other matches go on.
@@ -27,6 +29,7 @@ import dataclasses
 import json
 import multiprocessing
 import os
+import threading
 from typing import Callable, Sequence
 
 from csro.evaluation.payoff_table import MatchResult
@@ -77,14 +80,14 @@ MIN_CHUNKS = 2  # per policy, when there are enough matches: something to run in
 
 
 def plan_chunks(game_name: str, num_players: int, pairs: Sequence[tuple[PolicySpec, PolicySpec]],
-                matches: int, seed: int, limits: SandboxLimits) -> list[Chunk]:
+                matches: int, seed: int, limits: SandboxLimits, target: int | None = None) -> list[Chunk]:
     """Chunks for ``matches`` matches of each (policy, opponent) pair.
 
     A chunk holds one policy's matches for a block of match indices against all of its
-    opponents, the block sized so a chunk has about ``CHUNK_TARGET`` matches (two indices
-    against the 43 RRPS bots, 128 against a single opponent) while each policy still has
-    ``MIN_CHUNKS`` chunks when it has at least that many match indices. The layout depends
-    on the pairs and ``matches`` only, never on the number of processes.
+    opponents, the block sized so a chunk has about ``target`` matches (default
+    ``CHUNK_TARGET``: e.g. two indices against the 43 RRPS bots) while each policy still has
+    ``MIN_CHUNKS`` chunks when it has at least that many match indices. The layout is a
+    matter of speed only: a match's result does not depend on it.
 
     Two-player games alternate seats (the policy is seat 0 in even matches); in
     n-player games the policy takes seat ``m % n`` and the opponent fills the others.
@@ -94,7 +97,7 @@ def plan_chunks(game_name: str, num_players: int, pairs: Sequence[tuple[PolicySp
         opponents_of[policy.name] = opponents_of.get(policy.name, 0) + 1
     by_key: dict[tuple[str, int], list[MatchJob]] = {}
     for policy, opponent in pairs:
-        block = max(1, min(CHUNK_TARGET // opponents_of[policy.name], -(-matches // MIN_CHUNKS)))
+        block = max(1, min((target or CHUNK_TARGET) // opponents_of[policy.name], -(-matches // MIN_CHUNKS)))
         for m in range(matches):
             focal = m % num_players
             seats = tuple(SeatRef.of(policy if s == focal else opponent) for s in range(num_players))
@@ -104,17 +107,18 @@ def plan_chunks(game_name: str, num_players: int, pairs: Sequence[tuple[PolicySp
 
 
 def plan_profiles(game_name: str, profiles: Sequence[Sequence[PolicySpec]], matches: int, seed: int,
-                  limits: SandboxLimits) -> list[Chunk]:
+                  limits: SandboxLimits, target: int | None = None) -> list[Chunk]:
     """Chunks for ``matches`` matches of each profile, every policy in its own seat.
 
     The per-player populations of an n-player or asymmetric game meet as profiles (the
     policy of player p in seat p, never another seat). A match's seed depends on the run
     seed, the seated names in order and the match index only; a chunk holds up to
-    ``CHUNK_TARGET`` matches of consecutive profiles.
+    ``target`` (default ``CHUNK_TARGET``) matches of consecutive profiles.
     """
     jobs = [MatchJob(tuple(SeatRef.of(s) for s in profile), derive_seed(seed, *(s.name for s in profile), m))
             for profile in profiles for m in range(matches)]
-    return [Chunk(game_name, tuple(jobs[i:i + CHUNK_TARGET]), limits) for i in range(0, len(jobs), CHUNK_TARGET)]
+    size = target or CHUNK_TARGET
+    return [Chunk(game_name, tuple(jobs[i:i + size]), limits) for i in range(0, len(jobs), size)]
 
 
 # "fork" starts a pool process in milliseconds, with csro and pyspiel already imported, and
@@ -127,12 +131,17 @@ _START_METHOD = "fork" if "fork" in multiprocessing.get_all_start_methods() else
 
 def run_chunks(chunks: Sequence[Chunk], processes: int | None = None,
                progress: ProgressFn | None = None) -> list[MatchResult]:
-    """Play all chunks, in a process pool when ``processes`` > 1; results in chunk order."""
+    """Play all chunks, in a process pool when ``processes`` > 1; results in chunk order.
+
+    One process's chunks are played in this process only when no other thread runs here:
+    the RoShamBo bots draw from the C library's process-wide ``random()``, which a host's own
+    threads may draw from too (a Ray worker's do), so a shared process plays them in a
+    forked child, whose only thread is the one that forked it."""
     processes = processes or max(1, min(len(chunks), os.cpu_count() or 1))
     total = sum(len(c.jobs) for c in chunks)
     done = 0
     results: list[list[MatchResult]] = [[] for _ in chunks]
-    if processes == 1 or len(chunks) == 1:
+    if (processes == 1 or len(chunks) == 1) and not _threaded():
         for i, chunk in enumerate(chunks):
             results[i] = play_chunk(chunk)
             done += len(chunk.jobs)
@@ -140,7 +149,7 @@ def run_chunks(chunks: Sequence[Chunk], processes: int | None = None,
                 progress(done, total)
     else:
         ctx = multiprocessing.get_context(_START_METHOD)
-        with concurrent.futures.ProcessPoolExecutor(max_workers=processes, mp_context=ctx) as pool:
+        with concurrent.futures.ProcessPoolExecutor(max_workers=min(processes, len(chunks)), mp_context=ctx) as pool:
             futures = {pool.submit(play_chunk, chunk): i for i, chunk in enumerate(chunks)}
             for future in concurrent.futures.as_completed(futures):
                 i = futures[future]
@@ -149,6 +158,15 @@ def run_chunks(chunks: Sequence[Chunk], processes: int | None = None,
                 if progress:
                     progress(done, total)
     return [r for chunk_results in results for r in chunk_results]
+
+
+def _threaded() -> bool:
+    """Whether this process runs another thread than the caller's (its OS threads, so that
+    threads of C libraries count)."""
+    try:
+        return len(os.listdir("/proc/self/task")) > 1
+    except OSError:
+        return threading.active_count() > 1
 
 
 class _Seat:
@@ -181,9 +199,9 @@ class _Lane:
     A chunk's matches are split into two lanes by index (first half, second half). While
     the workers compute one lane's batches, the runner steps the other lane's OpenSpiel
     states and built-in bots, so the runner process and the sandboxed workers run at the
-    same time. A worker still receives the calls in exactly the order of one batch per
-    round over all matches: lane 0's calls of round r, lane 1's of round r, lane 0's of
-    round r + 1, ... (its module globals, e.g. ``random``, see the same sequence).
+    same time. A worker receives the calls in the order of one batch per round over all
+    matches: lane 0's calls of round r, lane 1's of round r, lane 0's of round r + 1, ...
+    (the order does not reach the results: each instance has its own module and streams).
     """
 
     __slots__ = ("rounds", "queues", "sent")
@@ -284,7 +302,7 @@ def play_chunk(chunk: Chunk, observer: Observer | None = None) -> list[MatchResu
                     continue
                 if ref.name not in workers and ref.name not in start_failure:
                     worker = PolicyWorker(ref.source, ref.class_name, chunk.limits,
-                                          seed=derive_seed(job.seed, ref.name) % 2**32)
+                                          seed=derive_seed(ref.name, ref.source) % 2**32)
                     failure = worker.start()
                     if failure is None:
                         workers[ref.name] = worker
@@ -295,7 +313,7 @@ def play_chunk(chunk: Chunk, observer: Observer | None = None) -> list[MatchResu
                     lose(m, s, start_failure[ref.name])
                 row.append(_Seat(worker=workers.get(ref.name), instance=m * len(job.seats) + s, match=m))
             seats.append(row)
-        _construct(seats, forfeits, lose)
+        _construct(chunk.jobs, seats, forfeits, lose)
         n = len(matches)
         half = n // 2 if n >= PIPELINE_MIN_MATCHES else n
         lanes = [_Lane(range(half), matches, seats), _Lane(range(half, n), matches, seats)]
@@ -342,15 +360,17 @@ def _short(value: object, width: int = 160) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _construct(seats: list[list[_Seat]], forfeits: list, lose) -> None:
-    """Create every code policy's instances (one batched ``__init__`` call per worker)."""
+def _construct(jobs: Sequence[MatchJob], seats: list[list[_Seat]], forfeits: list, lose) -> None:
+    """Create every code policy's instances (one batched ``__init__`` call per worker), each
+    with the random streams of its seat's seed (the seed a built-in in that seat gets)."""
     batches: dict[PolicyWorker, list[tuple[int, int]]] = {}
     for m, row in enumerate(seats):
         for s, seat in enumerate(row):
             if seat.worker is not None and forfeits[m] is None:
                 batches.setdefault(seat.worker, []).append((m, s))
     for worker, items in batches.items():
-        results = worker.call([Call(seats[m][s].instance, "__init__") for m, s in items])
+        results = worker.call([Call(seats[m][s].instance, "__init__", (derive_seed(jobs[m].seed, s),))
+                               for m, s in items])
         for (m, s), result in zip(items, results):
             if isinstance(result, Forfeit):
                 lose(m, s, result)

@@ -20,10 +20,12 @@ Before it reads the policy source, the worker, in this order (``_setup``):
    capabilities its user namespace gave it; sets RLIMIT_NPROC 0;
 5. replaces the few process/file primitives that raise no audit event by stubs that do;
 6. restricts itself with Landlock and loads the parent's seccomp program (no_new_privs);
-7. installs an audit hook that refuses and records forbidden operations; a refused operation
+7. routes the ``random`` module (and NumPy's global generator, once imported) to per-instance
+   streams (``_streams``), so that a match's result depends on its seed alone;
+8. installs an audit hook that refuses and records forbidden operations; a refused operation
    raises PermissionError in the policy *and* is recorded, so the call is reported FORBIDDEN
    even if the policy swallows the exception;
-8. sends ``["ready", layers applied]``. Only then is policy code compiled and run.
+9. sends ``["ready", layers applied]``. Only then is policy code compiled and run.
 
 A layer it cannot apply ends it with status 72 and a line naming the layer (the parent's
 fail-closed error), unless the parent's config allows that layer to be missing. The kernel
@@ -33,6 +35,8 @@ bytecode can defeat it).
 Protocol: frames are a 4-byte big-endian length and a UTF-8 JSON body.
   parent -> worker   [0, source, class_name]            compile (once, first)
                      [seq, [[instance, method, args], ...]]
+                            method "__init__" makes an instance, args [seed] or []: a
+                            fresh copy of the module, random streams of its own (_streams)
   worker -> parent   ["ready", {layer: what was applied, ..., "missing": {...}}]
                      [seq, [value, ...], [[index, reason, detail], ...]]
                             one value per call (null for a failed call), then the failures
@@ -57,7 +61,8 @@ import _posixsubprocess  # loaded here only to be replaced by a stub below
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _kernel  # noqa: E402  the kernel layers (standalone, like this file)
-del sys.path[0], sys.modules["_kernel"]  # not importable by the policy
+import _streams  # noqa: E402  the random streams of each policy instance (standalone too)
+del sys.path[0], sys.modules["_kernel"], sys.modules["_streams"]  # not importable by the policy
 
 EXIT_SETUP, EXIT_CHANNEL, EXIT_LAYER = 70, 71, 72
 UID_BASE = 2_000_000_000
@@ -128,7 +133,6 @@ def _setup(cfg):
                     if type(entry) is str and (entry + "/").startswith(rp + "/"):
                         path[i] = alias + entry[len(rp):]
     _limit(resource.RLIMIT_NPROC, 0)
-    random.seed(cfg["seed"])  # after the fork into the pid namespace, which reseeds it
     if cfg["pdeathsig"] or keeper != os.getpid():  # die with the keeper or the parent
         _kernel.prctl_pdeathsig()  # (again: a uid change clears it)
     # Unaudited primitives (file creation, signals by pidfd, threads) become stubs that raise
@@ -407,6 +411,7 @@ def main():
     max_frame = cfg["max_frame"]
     try:
         readable, layers = _setup(cfg)
+        streams = _streams.Streams(cfg["seed"])  # after the fork into the pid namespace
         rec = []
         ext = sys.modules.get("_frozen_importlib_external")
         bc = getattr(ext, "_compile_bytecode", None)
@@ -441,14 +446,15 @@ def main():
     seq, source, class_name = _scan(frame.decode("utf-8"), 0)[0]
     objects = {}
     try:
-        cls, entry = _compile(source, class_name, rec)
+        loaded, entry = _compile(source, class_name, rec)
+        streams.route_numpy()
     except MemoryError:
         fatal(seq, "memory", "MemoryError while loading the policy")
     except SystemExit as e:
         fatal(seq, "crash", "the policy called sys.exit(%s)" % _exit_code(e))
     flush()
     send(_encode([seq, [None], [] if entry is None else [[0] + entry]]))
-    if cls is None:
+    if loaded is None:
         os._exit(0)
 
     while True:
@@ -457,7 +463,7 @@ def main():
             os._exit(0)
         try:
             seq, calls = _scan(frame.decode("utf-8"), 0)[0]
-            values, errors = _run_batch(objects, cls, calls, rec, max_frame)
+            values, errors = _run_batch(objects, loaded, streams, calls, rec, max_frame)
             flush()
             text = _encode([seq, values, errors])
             if len(text) > max_frame:
@@ -472,34 +478,44 @@ def main():
         send(text)
 
 
-def _run_batch(objects, cls, calls, rec, max_frame,
+def _run_batch(objects, loaded, streams, calls, rec, max_frame,
                type=type, str=str, int=int, bool=bool, len=len, BaseException=BaseException):
     """Run one batch of calls in order: (values, errors) for the reply frame.
 
-    MemoryError and SystemExit propagate (fatal). The common case (a method of an existing
-    instance returning a short string or a small scalar) is handled inline.
+    ``[instance, "__init__", [seed]]`` makes an instance: a fresh copy of the policy module
+    (so module and class attributes are the instance's own, as if the worker had just loaded
+    the policy for this match) and random streams seeded with ``seed`` (see ``_streams``);
+    every other call runs with its instance's streams active. MemoryError and SystemExit
+    propagate (fatal). The common case (a method of an existing instance returning a short
+    string or a small scalar) is handled inline.
     """
     values, errors = [], []
+    current = streams.current  # [the active stream]: what the routed generators draw from
     for instance, method, args in calls:
         rec.clear()
         try:
             if method == "__init__":
-                objects[instance] = cls(*args)
+                stream = current[0] = streams.new(instance, args[0] if args else None)
+                objects[instance] = (_instantiate(loaded), stream)
                 v = None
             elif method == "__del__":
                 objects.pop(instance, None)
                 v = None
             else:
-                obj = objects.get(instance)
-                if obj is None:
+                entry = objects.get(instance)
+                if entry is None:
                     raise LookupError("no policy instance %r (call __init__ first)" % (instance,))
-                v = getattr(obj, method)(*args)
+                current[0] = entry[1]
+                v = getattr(entry[0], method)(*args)
         except (MemoryError, SystemExit):
             raise
         except BaseException as e:
             errors.append([len(values)] + (["forbidden", rec[0]] if rec else _failure(e)))
             values.append(None)
             continue
+        finally:
+            if streams.numpy_pending:  # imported by this call: route it from the next one on
+                streams.route_numpy()
         if rec:
             errors.append([len(values), "forbidden", rec[0]])
             values.append(None)
@@ -513,6 +529,16 @@ def _run_batch(objects, cls, calls, rec, max_frame,
                 v = None
         values.append(v)
     return values, errors
+
+
+def _instantiate(loaded):
+    """A policy object from a fresh run of the module's code (``loaded``: the code and the
+    class name ``_compile`` checked). Raises what the module or the constructor raises."""
+    code, class_name = loaded
+    cls = _run_module(code).__dict__.get(class_name)
+    if not isinstance(cls, type):
+        raise TypeError("the policy module defines no class %r this time" % class_name)
+    return cls()
 
 
 def _not_plain(v, method, max_frame):
@@ -570,17 +596,15 @@ def _shrink(seq, values, errors, max_frame):
 
 
 def _compile(source, class_name, rec):
-    """Compile and run the policy module: (class, None), or (None, [reason, detail])."""
+    """Compile and run the policy module once, as a check: ((code, class name), None), or
+    (None, [reason, detail]). Instances run fresh copies of it (``_instantiate``)."""
     try:
         code = compile(source, "<policy>", "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as e:
         return None, ["compile_error", "".join(traceback.format_exception_only(type(e), e))]
     linecache.cache["<policy>"] = (len(source), None, source.splitlines(True), "<policy>")
-    module = types.ModuleType("policy")
-    module.__file__ = "<policy>"
-    sys.modules["policy"] = module
     try:
-        exec(code, module.__dict__)
+        module = _run_module(code)
     except (MemoryError, SystemExit):
         raise
     except BaseException as e:
@@ -596,7 +620,17 @@ def _compile(source, class_name, rec):
         return None, ["compile_error", "the source defines no %r" % class_name]
     if not isinstance(cls, type):
         return None, ["compile_error", "%r is not a class" % class_name]
-    return cls, None
+    return (code, class_name), None
+
+
+def _run_module(code):
+    """A new ``policy`` module made by running ``code`` (registered in sys.modules, so that
+    pickling, dataclasses and the like find it)."""
+    module = types.ModuleType("policy")
+    module.__file__ = "<policy>"
+    sys.modules["policy"] = module
+    exec(code, module.__dict__)
+    return module
 
 
 if __name__ == "__main__":
