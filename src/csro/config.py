@@ -220,6 +220,8 @@ class ExecutionConfig(Section):
     backend: Literal["local", "ray"] = Field("local", description="local: a process pool here; ray: one Ray task per chunk of matches")
     address: str | None = Field(None, description="ray: the cluster address (None: start a local instance)")
     processes: int | None = Field(None, ge=1, description="local: pool size (None: the CPU count)")
+    chunk_matches: int | None = Field(None, ge=1, description="matches a runner process plays together (None: "
+                                      "the runner's default); speed only, the results do not depend on it")
 
 
 class SandboxConfig(Section):

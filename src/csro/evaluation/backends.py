@@ -22,16 +22,22 @@ import os
 import socket
 from typing import Sequence
 
+from csro import __version__
 from csro.config import ExecutionConfig
 from csro.errors import ConfigError, CsroError
 from csro.evaluation.payoff_table import MatchResult
-from csro.evaluation.runner import Chunk, ProgressFn, play_chunk, run_chunks
+from csro.evaluation.runner import Chunk, ProgressFn, run_chunks
 
 CONNECT_TIMEOUT_S = 5.0  # to open a TCP connection to a cluster's address
 
 
 class Backend(abc.ABC):
-    """Plays chunks and returns their match results in chunk order (as ``run_chunks``)."""
+    """Plays chunks and returns their match results in chunk order (as ``run_chunks``).
+
+    ``chunk_matches`` is how many matches a runner process should play together (None: the
+    runner's ``CHUNK_TARGET``); callers plan their chunks with it. Speed only."""
+
+    chunk_matches: int | None = None
 
     @abc.abstractmethod
     def run(self, chunks: Sequence[Chunk], progress: ProgressFn | None = None) -> list[MatchResult]:
@@ -50,8 +56,9 @@ class Backend(abc.ABC):
 class LocalBackend(Backend):
     """The runner's process pool on this machine; ``processes`` None means the CPU count."""
 
-    def __init__(self, processes: int | None = None):
+    def __init__(self, processes: int | None = None, chunk_matches: int | None = None):
         self.processes = processes
+        self.chunk_matches = chunk_matches
 
     def run(self, chunks: Sequence[Chunk], progress: ProgressFn | None = None) -> list[MatchResult]:
         return run_chunks(chunks, processes=self.processes, progress=progress)
@@ -69,7 +76,8 @@ class RayBackend(Backend):
     Raises ConfigError when Ray is not installed or the cluster cannot be reached.
     """
 
-    def __init__(self, address: str | None = None, num_cpus: int | None = None):
+    def __init__(self, address: str | None = None, num_cpus: int | None = None, chunk_matches: int | None = None):
+        self.chunk_matches = chunk_matches
         if address is not None and num_cpus is not None:
             raise ConfigError("num_cpus is for a local Ray instance; a cluster at an address has its own")
         self._ray = _import_ray()
@@ -88,7 +96,7 @@ class RayBackend(Backend):
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise ConfigError(f"cannot start or reach {where}: {first}") from None
             self._owned = True
-        self._play = self._ray.remote(num_cpus=1)(play_chunk)
+        self._play = self._ray.remote(num_cpus=1)(play_on_node)
 
     def run(self, chunks: Sequence[Chunk], progress: ProgressFn | None = None) -> list[MatchResult]:
         ray = self._ray
@@ -96,7 +104,7 @@ class RayBackend(Backend):
             raise CsroError("this RayBackend is closed")
         total = sum(len(c.jobs) for c in chunks)
         done = 0
-        index = {self._play.remote(chunk): i for i, chunk in enumerate(chunks)}
+        index = {self._play.remote(chunk, __version__): i for i, chunk in enumerate(chunks)}
         results: list[list[MatchResult]] = [[] for _ in chunks]
         pending = list(index)
         try:
@@ -120,6 +128,21 @@ class RayBackend(Backend):
         if self._owned:
             self._owned = False
             self._ray.shutdown()
+
+
+def play_on_node(chunk: Chunk, driver_version: str) -> list[MatchResult]:
+    """A Ray task's body: play one chunk on whichever node Ray chose.
+
+    Refuses to play when the node's csro is not the driver's (the results would not be the
+    run's), naming both versions. The chunk is played through ``run_chunks``, so in a forked
+    child of the Ray worker: the worker's own threads draw from the C library's ``random()``,
+    which the RoShamBo bots draw from (issue 28: one match in a few hundred changed on a
+    two-node cluster before)."""
+    if driver_version != __version__:
+        raise CsroError(f"csro version mismatch: the driver runs csro {driver_version}, the Ray node "
+                        f"{socket.gethostname()} has csro {__version__} ({os.path.dirname(__file__)}); "
+                        f"install the same csro on every node")
+    return run_chunks([chunk], processes=1)
 
 
 def _import_ray():
@@ -149,5 +172,5 @@ def _check_reachable(address: str) -> None:
 def make_backend(execution: ExecutionConfig) -> Backend:
     """The backend an ``execution`` config section asks for."""
     if execution.backend == "ray":
-        return RayBackend(address=execution.address)
-    return LocalBackend(processes=execution.processes)
+        return RayBackend(address=execution.address, chunk_matches=execution.chunk_matches)
+    return LocalBackend(processes=execution.processes, chunk_matches=execution.chunk_matches)
