@@ -249,8 +249,8 @@ class RunStore(SQLiteStore):
         populations = [[p for p in policies if p.player == q] for q in sorted({p.player for p in policies})]
         if len(populations) == 1:
             cells = [(a, b) for i, a in enumerate(policies) for b in policies[:i]]
-        else:
-            cells = list(itertools.product(*populations))
+        else:  # no population yet: no cell
+            cells = list(itertools.product(*populations)) if populations else []
         by_names: dict[tuple[str, ...], dict[int, MatchResult]] = {}
         for read in CELL_PHASES["meta"]:
             for r in self.matches(read):
