@@ -13,7 +13,7 @@ from csro import runs
 from csro.config import load_config, parse_config
 from csro.cost import estimate_run
 from csro.games import load_game
-from csro.oracles import ORACLES
+from csro.registry import ORACLES
 from csro.store import RunStore
 from run_helpers import csro, small_config, write_config
 from tests.llm._server import Answer, ScriptedServer
@@ -79,8 +79,8 @@ def test_three_player_kuhn_costs_three_times_two_player_kuhn():
     assert three["high"]["calls"] == 3 * two["high"]["calls"] and three["low"]["calls"] == 3 * two["low"]["calls"]
 
 
-KINDS = [("kuhn_poker", kind) for kind in ORACLES] + [("kuhn_poker(players=3)", kind) for kind, oracle in ORACLES.items()
-                                                       if oracle.per_player]
+KINDS = [("kuhn_poker", kind) for kind in ORACLES.names()] + [("kuhn_poker(players=3)", kind) for kind in ORACLES.names()
+                                                               if ORACLES.load(kind).per_player]
 
 
 @pytest.mark.parametrize("game, kind", KINDS)
