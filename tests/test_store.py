@@ -139,9 +139,6 @@ def test_matches_round_trip_filter_and_payoff_table(store):
     assert store.matches("meta", ["c", "a", "zzz"]) == [results[2], results[3]]
     assert store.matches("meta", {"c"}) == [results[3]]
     assert store.matches("meta", set()) == []
-    expected = PayoffTable()
-    record(expected, results)
-    assert store.payoff_table("meta").to_dict() == expected.to_dict()
     assert store.match_counts() == {"eval": 1, "meta": 4}
 
 

@@ -20,7 +20,7 @@ import threading
 from typing import Any, Iterator, Sequence
 
 from csro.errors import StoreError
-from csro.llm import FREE_PROVIDERS, CallKey, LLMReply, LLMRequest, Message
+from csro.llm import CallKey, LLMReply, LLMRequest, Message
 
 
 def dumps(value: Any, what: str) -> str:
@@ -188,6 +188,9 @@ class SQLiteStore:
                 "latency_s": latency}
 
 
+_FREE_WHEN_PRICED = ("embedded", "files", "replay")  # the free providers when cost_usd was added
+
+
 def _migrate_llm_calls(conn: sqlite3.Connection) -> None:
     """Give an older ``llm_calls`` table the cache and cost columns (no version change): its
     calls read as uncached, the free providers' (``csro.llm.prices``) at cost 0, the others'
@@ -201,8 +204,8 @@ def _migrate_llm_calls(conn: sqlite3.Connection) -> None:
         for name, kind in missing:
             conn.execute(f"ALTER TABLE llm_calls ADD COLUMN {name} {kind}")
         if any(name == "cost_usd" for name, _ in missing):
-            free = ", ".join("?" * len(FREE_PROVIDERS))
-            conn.execute(f"UPDATE llm_calls SET cost_usd = 0 WHERE provider IN ({free})", FREE_PROVIDERS)
+            free = ", ".join("?" * len(_FREE_WHEN_PRICED))
+            conn.execute(f"UPDATE llm_calls SET cost_usd = 0 WHERE provider IN ({free})", _FREE_WHEN_PRICED)
     except BaseException:
         conn.execute("ROLLBACK")
         raise

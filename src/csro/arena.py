@@ -137,6 +137,10 @@ class Feedback:
 class Arena(Protocol):
     """Where an oracle's candidates are played (see the module docstring)."""
 
+    def candidate(self, source: str) -> PolicySpec:
+        """A candidate program as a playable spec, named as its matches are seeded and stored
+        (a candidate that joins the population keeps them as its cells)."""
+
     def check(self, sources: Sequence[str], seat: int | None = None) -> list[str | None]:
         """None for each valid program, else a short error naming what failed (checked in
         every role, or only in ``seat`` for a policy of one seat)."""

@@ -21,6 +21,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from csro.errors import ConfigError
+from csro.registry import ORACLES, PROVIDERS
 
 if TYPE_CHECKING:
     from csro.policies import SandboxLimits
@@ -94,8 +95,8 @@ class EvolveConfig(Section):
 class OracleConfig(Section):
     """The best-response oracle: how policies are written and improved."""
 
-    kind: Literal["zero_shot", "linear_refinement", "reflect", "evolve"] = Field(
-        "linear_refinement", description="zero_shot: one proposal per iteration; "
+    kind: str = Field(
+        "linear_refinement", description="a row of csro.registry.ORACLES: zero_shot: one proposal per iteration; "
         "linear_refinement: refine while u < 0 and j < M; reflect: act-observe-rewrite; "
         "evolve: evolutionary search (oracle.evolve)")
     max_refinements: int = Field(10, ge=0, description="M: refinement (or reflection) rounds at most")
@@ -110,6 +111,11 @@ class OracleConfig(Section):
     grammar_fallback: bool = Field(True, description="after failed repairs, one grammar-constrained sample (embedded only)")
     max_tokens: int = Field(1024, ge=64, description="completion budget of one call")
     evolve: EvolveConfig = EvolveConfig()
+
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, v: str) -> str:
+        return ORACLES.check(v)
 
 
 class BudgetLimits(Section):
@@ -151,8 +157,9 @@ class PricesConfig(Section):
 class LLMConfig(Section):
     """The LLM provider. API keys are read from the environment variable named here, never stored."""
 
-    provider: Literal["embedded", "openai", "gemini", "anthropic", "files", "replay"] = Field(
-        "embedded", description="embedded: llama.cpp in-process, offline (the default)")
+    provider: str = Field(
+        "embedded", description="a row of csro.registry.PROVIDERS: embedded (llama.cpp in-process, offline; the "
+        "default), openai, gemini, anthropic, files, replay")
     model: str | None = Field("qwen2.5-coder-1.5b", description="provider-specific model name")
     path: str | None = Field(None, description="files: the folder of replies; replay: the earlier run's DIR")
     base_url: str | None = Field(None, description="openai/gemini/anthropic: the server's base URL")
@@ -172,6 +179,11 @@ class LLMConfig(Section):
     budget: BudgetConfig = Field(BudgetConfig(), description="hard caps on LLM spending; see docs/cost.md")
     prompt_cache: bool = Field(True, description="anthropic: cache_control on the stable prefix; gemini: "
                                                  "a cachedContents entry for it (openai caches prefixes itself)")
+
+    @field_validator("provider")
+    @classmethod
+    def _known_provider(cls, v: str) -> str:
+        return PROVIDERS.check(v)
 
     @field_validator("path")
     @classmethod

@@ -11,10 +11,12 @@ Two meta-games behind one interface (``MetaGame``), chosen by the game (``meta_g
   "the loop transfers to general-sum and n-player games with per-player populations", and we
   read that as OpenSpiel's ``psro_v2`` does.
 
-Each ``solve(iteration, members)`` simulates the cells it lacks and returns a ``Solution``
+Each ``solve(iteration, populations)`` simulates the cells it lacks and returns a ``Solution``
 (sigma per population, the joint distribution, the gap and each player's regret), and
 ``target(solution, player)`` is that solution as player ``player``'s oracle sees it at the next
-iteration.
+iteration. A new member's cells are played under the name its oracle measured it by
+(``csro.store.cell_names``), so the matches of its evaluation against sigma's support are
+its cells and only the rest is played.
 
 PSRO (and CSRO, Hennes et al. arXiv 2603.10098, Algorithm 1) solves the meta-game U whose
 cells are *estimated* by simulation. With few matches per cell the estimate is noisy: one
@@ -53,10 +55,12 @@ from scipy.optimize import linprog
 from csro.arena import Opponent, Profile, Target
 from csro.config import RunConfig
 from csro.errors import ConfigError
-from csro.evaluation import Z95, PayoffTable, PolicySpec
+from csro.evaluation import Z95, PayoffTable, PolicySpec, code_policy, resolve
+from csro.evaluation import record as add_results
 from csro.games import CodeGame
 from csro.seeding import derive_seed
 from csro.simulate import StoredSimulator
+from csro.store import PolicyRecord, as_members, cell_names
 from csro.solvers.meta import (
     JointMetaSolver,
     MetaSolver,
@@ -233,6 +237,13 @@ class Solution:
         return [[s.name for s in population] for population in self.members]
 
 
+def policy_spec(record: PolicyRecord, game: CodeGame) -> PolicySpec:
+    """A playable spec named by the record's id (built-ins keep their trusted implementation)."""
+    if record.source is not None:
+        return code_policy(record.id, record.source, game)
+    return dataclasses.replace(resolve(record.ref, game), name=record.id)
+
+
 def _opponent(spec: PolicySpec, weight: float) -> Opponent:
     return Opponent(spec.name, float(weight), spec, spec.builtin.description if spec.builtin else "")
 
@@ -260,8 +271,8 @@ class MetaGame(abc.ABC):
         """The prefix of ``player``'s oracle call keys (one population: none)."""
 
     @abc.abstractmethod
-    def solve(self, iteration: int, members: Sequence[Sequence[PolicySpec]]) -> Solution:
-        """Simulate the cells the members lack and solve: sigma_iteration."""
+    def solve(self, iteration: int, populations: Sequence[Sequence[PolicyRecord]]) -> Solution:
+        """Simulate the cells the populations lack and solve: sigma_iteration."""
 
     @abc.abstractmethod
     def record(self, solution: Solution) -> dict:
@@ -270,6 +281,11 @@ class MetaGame(abc.ABC):
     @abc.abstractmethod
     def target(self, solution: Solution, player: int) -> Target:
         """sigma_k as the oracle of ``player`` sees it at iteration k + 1."""
+
+    def cell(self, members: Sequence[PolicyRecord]) -> tuple[PolicySpec, ...]:
+        """The members of one cell, each named as its matches are seeded and stored
+        (``csro.store.cell_names``)."""
+        return tuple(dataclasses.replace(policy_spec(m, self.sim.game), name=n) for m, n in zip(members, cell_names(members)))
 
 
 class SymmetricMetaGame(MetaGame):
@@ -288,12 +304,17 @@ class SymmetricMetaGame(MetaGame):
     def scope(self, player: int) -> str:
         return ""
 
-    def solve(self, iteration: int, members: Sequence[Sequence[PolicySpec]]) -> Solution:
-        [specs] = members
+    def solve(self, iteration: int, populations: Sequence[Sequence[PolicyRecord]]) -> Solution:
+        [population] = populations
         mg = self.config.meta_game
-        self.sim.play_sized("meta", [(specs[-1], old) for old in specs[:-1]], self.config.matches_per_cell,
-                            ci_width=mg.ci_width, max_matches=mg.max_matches)
-        game = EmpiricalGame.symmetric(self.sim.store.payoff_table("meta"), [s.name for s in specs])
+        self.sim.play_sized("meta", [self.cell((population[-1], old)) for old in population[:-1]],
+                            self.config.matches_per_cell, ci_width=mg.ci_width, max_matches=mg.max_matches)
+        table = PayoffTable()
+        for i, a in enumerate(population):
+            for b in population[:i]:
+                add_results(table, as_members((a, b), self.sim.results("meta", [self.cell((a, b))], 0)))
+        game = EmpiricalGame.symmetric(table, [m.id for m in population])
+        specs = [policy_spec(m, self.sim.game) for m in population]
         sigma = meta_sigma(game, self.solver, mg.select)
         s = 0.5 * (game.payoffs - game.payoffs.T)
         gap = float(meta_nash_conv([s, -s], [sigma, sigma]))
@@ -335,12 +356,13 @@ class ProfileMetaGame(MetaGame):
     def scope(self, player: int) -> str:
         return f"seat{player}-"
 
-    def solve(self, iteration: int, members: Sequence[Sequence[PolicySpec]]) -> Solution:
-        profiles = list(itertools.product(*members))
-        results = self.sim.profile_results("meta", profiles, self.config.matches_per_cell)
-        names = [[s.name for s in population] for population in members]
-        game = ProfileGame.of(names, {tuple(s.name for s in pr): [r.returns for r in rs]
+    def solve(self, iteration: int, populations: Sequence[Sequence[PolicyRecord]]) -> Solution:
+        profiles = list(itertools.product(*populations))
+        results = self.sim.profile_results("meta", [self.cell(pr) for pr in profiles], self.config.matches_per_cell)
+        names = [[m.id for m in population] for population in populations]
+        game = ProfileGame.of(names, {tuple(m.id for m in pr): [r.returns for r in rs]
                                       for pr, rs in zip(profiles, results)})
+        members = [[policy_spec(m, self.sim.game) for m in population] for population in populations]
         payoffs = list(game.payoffs)
         if isinstance(self.solver, JointMetaSolver):
             joint = self.solver.solve_joint(payoffs)

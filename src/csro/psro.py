@@ -7,7 +7,7 @@ symmetric two-player zero-sum games, which share one population::
     for k in 1..K:
         pi_k  = oracle(rules, API, opponents(sigma_{k-1}, P))     # the LLM team
         P     = P + {pi_k}        (only if pi_k is a valid program; else P stands)
-        U     = U + the new row/column only                         (simulated)
+        U     = U + the new row/column only    (simulated; what the oracle measured is reused)
         sigma_k = meta-solve(U)
     return P, sigma_K
 
@@ -30,7 +30,7 @@ per-player populations"; our reading, as OpenSpiel's ``psro_v2``)::
 
 Both are the loop below; what differs — which cells are simulated, how sigma is solved and
 what each player's oracle answers — is the meta-game's (``csro.metagame``: a
-``SymmetricMetaGame`` or a ``ProfileMetaGame``, each ``solve(k, members) -> Solution`` and
+``SymmetricMetaGame`` or a ``ProfileMetaGame``, each ``solve(k, populations) -> Solution`` and
 ``target(solution, player) -> Target``). With per-player populations a call key carries the
 seat (``seat1-propose``) and a policy is ``p1-3``.
 
@@ -54,7 +54,7 @@ from csro import events
 from csro.arena import Arena
 from csro.config import RunConfig
 from csro.errors import BudgetExhausted
-from csro.evaluation import PolicySpec, code_policy, resolve
+from csro.evaluation import PolicySpec, resolve
 from csro.games import CodeGame
 from csro.llm import Completer, LLMSession
 from csro.metagame import Solution, meta_game
@@ -63,13 +63,6 @@ from csro.simulate import StoredSimulator
 from csro.store import PolicyRecord, RunStore, SigmaRecord, StoreLog
 
 EventFn = Callable[[int, str, dict], None]  # (iteration, kind, data)
-
-
-def policy_spec(record: PolicyRecord, game: CodeGame) -> PolicySpec:
-    """A playable spec named by the record's id (built-ins keep their trusted implementation)."""
-    if record.source is not None:
-        return code_policy(record.id, record.source, game)
-    return dataclasses.replace(resolve(record.ref, game), name=record.id)
 
 
 class CSRO:
@@ -151,8 +144,7 @@ class CSRO:
 
     def _solve(self, iteration: int, populations: list[list[PolicyRecord]]) -> Solution:
         """Simulate the missing cells of U, solve the meta-game, store sigma_iteration."""
-        members = [[policy_spec(r, self.game) for r in population] for population in populations]
-        solution = self.meta.solve(iteration, members)
+        solution = self.meta.solve(iteration, populations)
         fresh = not any(r.iteration == iteration for r in self.store.sigmas())
         for player, (names, sigma) in enumerate(zip(solution.names, solution.sigmas)):
             self.store.add_sigma(SigmaRecord(iteration, player, tuple(names), tuple(float(x) for x in sigma),
@@ -178,7 +170,7 @@ class CSRO:
         if result.source is None:
             self.log(iteration, events.ORACLE_FAILED, {"reason": result.reason, "attempts": len(result.attempts), **seat})
             return None
-        spec = code_policy("new", result.source, self.game)
+        spec = self.arena.candidate(result.source)  # named as its oracle's matches were: they become its cells
         duplicate = next((r.id for r in population if r.sha256 == spec.sha256), None)
         if duplicate:
             self.log(iteration, events.DUPLICATE, {"of": duplicate, "reason": result.reason, **seat})
@@ -189,7 +181,8 @@ class CSRO:
             oracle=self.oracle.name, source=result.source, ref=None, sha256=spec.sha256, parent=None,
             call_keys=tuple(result.call_keys),
             info={"utility": fb.utility if fb else None, "per_opponent": fb.per_opponent if fb else {},
-                  "reason": result.reason, "attempts": [dataclasses.asdict(a) for a in result.attempts]})
+                  "reason": result.reason, "attempts": [dataclasses.asdict(a) for a in result.attempts],
+                  "played_as": spec.name})
 
     def _per_population(self, values: Sequence) -> object:
         """One value per population as a run records it: the value itself when one population

@@ -10,7 +10,10 @@ re-scheduled run reproduces the same results.
 Phases keep the kinds of matches apart: ``meta`` (the population's own payoff table, the
 empirical game of PSRO), ``eval`` (members against the evaluation population), ``oracle``
 (candidate programs against sigma's support), ``check`` (a candidate's smoke matches) and
-``trace`` (a match an oracle observes round by round).
+``trace`` (a match an oracle observes round by round). A ``meta`` cell also counts the
+``oracle`` matches of its names (``csro.store.cell_matches``): a new member plays its cells
+under the name its oracle measured it by (``csro.store.cell_names``), so what the oracle
+played is not played again.
 """
 
 from __future__ import annotations
@@ -31,13 +34,12 @@ ProgressFn = Callable[[str, int, int], None]  # (phase, done, total)
 
 class MatchStore(Protocol):
     """What the simulator keeps its matches in (``csro.store.RunStore`` is one): results are
-    added by phase and read back by the names of their policies."""
+    added by phase and read back by the names of their policies, as a cell of that phase
+    counts them (the population's cells include what an oracle measured: ``cell_matches``)."""
 
     def add_matches(self, phase: str, results: Sequence[MatchResult]) -> None: ...
 
-    def matches(self, phase: str, names: Collection[str] | None = None) -> list[MatchResult]: ...
-
-    def payoff_table(self, phase: str) -> PayoffTable: ...
+    def cell_matches(self, phase: str, names: Collection[str]) -> list[MatchResult]: ...
 
 
 class StoredSimulator:
@@ -126,7 +128,7 @@ class StoredSimulator:
         return stored
 
     def _seated(self, phase: str, names: tuple[str, ...]) -> list[MatchResult]:
-        return [r for r in self.store.matches(phase, set(names)) if r.policies == names]
+        return [r for r in self.store.cell_matches(phase, set(names)) if r.policies == names]
 
     def traced(self, phase: str, seats: Sequence[PolicySpec], seed: int) -> MatchResult:
         """One match (policies in seat order) with its round-by-round trace, on the backend;
@@ -142,4 +144,4 @@ class StoredSimulator:
 
     def _stored(self, phase: str, pair: tuple[PolicySpec, PolicySpec]) -> list[MatchResult]:
         names = {pair[0].name, pair[1].name}
-        return [r for r in self.store.matches(phase, names) if set(r.policies) == names]
+        return [r for r in self.store.cell_matches(phase, names) if set(r.policies) == names]

@@ -28,6 +28,7 @@ or the report built from it.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import pathlib
 import sqlite3
@@ -42,6 +43,7 @@ SCHEMA_VERSION = 1
 DB_NAME = "run.db"
 PHASES = ("meta", "eval", "oracle", "check", "trace")  # population table, vs evaluation population, candidate
 # vs sigma, a candidate's smoke check, a match an oracle observes (``csro.simulate``)
+CELL_PHASES = {"meta": ("meta", "oracle")}  # a population's cell holds what the oracle measured its member by
 
 # The evolutionary search's programs (``csro.oracles.evolve``): added to version 1 without a
 # version change (a run made before it gets the empty table when opened).
@@ -95,7 +97,8 @@ class PolicyRecord:
       sha256: of the source.
       parent: the id of the policy it was refined from, if any.
       call_keys: ``str(CallKey)`` of the LLM calls that made it.
-      info: JSON data: utility against sigma, attempts, why it was chosen, ...
+      info: JSON data: utility against sigma, attempts, why it was chosen, the name its
+        oracle measured it by (``played_as``; see ``cell_names``), ...
     """
 
     id: str
@@ -108,6 +111,30 @@ class PolicyRecord:
     parent: str | None
     call_keys: tuple[str, ...] = ()
     info: dict = dataclasses.field(default_factory=dict)
+
+
+def cell_names(members: Sequence[PolicyRecord]) -> tuple[str, ...]:
+    """The names the matches of a cell of the population (a pair, or a profile in seat order)
+    are seeded and stored under.
+
+    A candidate's matches are played once (issue 27): the members of the cell that joined
+    last play under the name their oracle measured them by (``info["played_as"]``, the
+    Arena's ``cand-<sha256[:12]>``), the others under their ids, as the oracle saw them. So
+    the matches an oracle played against sigma's support are the new member's cells, same
+    seeds and same rows, and joining the population plays only what is missing. A member
+    recorded before this rule (no ``played_as``) plays under its id, as it did then.
+    """
+    last = max(m.iteration for m in members)
+    return tuple(m.info.get("played_as", m.id) if m.iteration == last else m.id for m in members)
+
+
+def as_members(members: Sequence[PolicyRecord], results: Sequence[MatchResult]) -> list[MatchResult]:
+    """The results of a cell (stored under ``cell_names(members)``, a pair in either seat
+    order) under the members' ids."""
+    names, ids = cell_names(members), tuple(m.id for m in members)
+    by_name = dict(zip(names, ids))  # two players' one program shares a name: then seat order decides
+    return [dataclasses.replace(r, policies=ids if r.policies == names else tuple(by_name[n] for n in r.policies))
+            for r in results]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -205,15 +232,39 @@ class RunStore(SQLiteStore):
                             None if forfeit is None else tuple(json.loads(forfeit)))
                 for _, policies, returns, seed, forfeit in rows]
 
+    def cell_matches(self, phase: str, names: Collection[str]) -> list[MatchResult]:
+        """The results among ``names`` that count for a cell of ``phase``: its own, and for the
+        population's table (``meta``) the oracle's too (``CELL_PHASES``; ``cell_names``), each
+        seed once."""
+        by_seed: dict[int, MatchResult] = {}
+        for read in CELL_PHASES.get(phase, (phase,)):
+            for r in self.matches(read, names):
+                by_seed.setdefault(r.seed, r)
+        return list(by_seed.values())
+
+    def population_table(self) -> PayoffTable:
+        """The population's own payoff table under member ids, from the matches of every pair
+        of one shared population, or every profile of per-player populations (``cell_names``)."""
+        policies = self.policies()
+        populations = [[p for p in policies if p.player == q] for q in sorted({p.player for p in policies})]
+        if len(populations) == 1:
+            cells = [(a, b) for i, a in enumerate(policies) for b in policies[:i]]
+        else:  # no population yet: no cell
+            cells = list(itertools.product(*populations)) if populations else []
+        by_names: dict[tuple[str, ...], dict[int, MatchResult]] = {}
+        for read in CELL_PHASES["meta"]:
+            for r in self.matches(read):
+                by_names.setdefault(tuple(sorted(r.policies)), {}).setdefault(r.seed, r)
+        table = PayoffTable()
+        for cell in cells:
+            names = cell_names(cell)
+            rows = by_names.get(tuple(sorted(names)), {}).values()
+            record(table, as_members(cell, [r for r in rows if len(populations) == 1 or r.policies == names]))
+        return table
+
     def match_counts(self) -> dict[str, int]:
         """The number of stored matches per phase."""
         return dict(self._read("SELECT phase, COUNT(*) FROM matches GROUP BY phase ORDER BY phase"))
-
-    def payoff_table(self, phase: str) -> PayoffTable:
-        """The payoff table of every stored match of ``phase`` (``csro.evaluation.payoff_table.record``)."""
-        table = PayoffTable()
-        record(table, self.matches(phase))
-        return table
 
     # -- meta-strategies -----------------------------------------------------------------
     def add_sigma(self, rec: SigmaRecord) -> None:

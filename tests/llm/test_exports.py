@@ -12,7 +12,7 @@ from csro.llm import make_provider
 
 def test_the_exported_names():
     assert sorted(csro.llm.__all__) == [
-        "CallKey", "Completer", "DEFAULT_MODEL", "FREE_PROVIDERS", "LLMClient", "LLMReply", "LLMRequest",
+        "CallKey", "Completer", "DEFAULT_MODEL", "LLMClient", "LLMReply", "LLMRequest",
         "LLMSession", "Limits", "MODELS", "Message", "Meter", "PRICES", "PRICES_DATE", "Price", "Provider", "ProviderError",
         "ROLES", "approx_prompt_tokens", "approx_tokens", "ensure_model", "make_provider", "meter_for", "price_of",
         "replayed_run", "role_of", "stop_reason", "takes_images", "usage"]

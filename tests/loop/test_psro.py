@@ -80,8 +80,29 @@ def test_algorithm_1_with_failures_and_duplicates(tmp_path):
         assert store.iterations()[-1]["hook"] == 4 and seen[-1] == (4, ["p0", "p1", "p2"])
         assert [s.iteration for s in store.sigmas()] == [0, 1, 2, 3, 4]
         assert store.sigmas()[-1].meta_nash_conv == pytest.approx(0.0, abs=1e-6)
-        matches = len(store.matches("meta"))
-        assert matches == 3 * 2  # three cells off the diagonal, two matches each
+        table = store.population_table()
+        assert [table.count(a, b) for a, b in [("p1", "p0"), ("p2", "p0"), ("p2", "p1")]] == [2, 2, 2]
+
+
+def test_the_matches_the_oracle_measured_are_the_new_members_cells(tmp_path):
+    """A candidate's matches are played once (issue 27): its evaluation against sigma's support
+    (phase oracle) is the cells of the member it becomes, and joining the population plays only
+    the cell the oracle did not measure."""
+    oracle = ScriptedOracle(PROGRAMS)
+    with RunStore.create(tmp_path / "run", {}) as store:
+        [population], _ = _loop(store, oracle)[0].run()
+        p0, p1, p2 = population
+        # p1 was measured against sigma_0 = p0, p2 against sigma_3 = p1: both joined without a match
+        assert len(store.matches("oracle", {p1.info["played_as"], "p0"})) == 2
+        assert len(store.matches("oracle", {p2.info["played_as"], "p1"})) == 2
+        meta = store.matches("meta")
+        assert len(meta) == 2 and {frozenset(r.policies) for r in meta} == {frozenset((p2.info["played_as"], "p0"))}
+        assert not {r.seed for r in meta} & {r.seed for r in store.matches("oracle")}  # no match played twice
+        # the meta-game uses them: U[p1, p0] is the oracle's utility of p1, from the same two matches
+        last = store.events("sigma")[-1]["data"]
+        assert last["u"][1][0] == p1.info["utility"] == 20.0
+        assert last["u"][2][1] == p2.info["utility"]
+        assert last["u_matches"] == [[0, 2, 2], [2, 0, 2], [2, 2, 0]]
 
 
 def test_resume_walks_finished_iterations_without_the_oracle(tmp_path):
@@ -174,9 +195,12 @@ def test_three_players_get_one_population_and_sigma_each(tmp_path):
         assert [[r.id for r in p] for p in populations] == [["p0-0", "p0-1"], ["p1-0", "p1-1"], ["p2-0", "p2-1"]]
         assert [len(s) for s in sigmas] == [2, 2, 2] and all(abs(sum(s) - 1) < 1e-9 for s in sigmas)
         assert populations[2][1].call_keys == ("1/seat2-propose/0",)
-        # every profile of the final populations was played, each policy in its own seat
+        # every profile of the final populations was played, each policy in its own seat; a
+        # profile with one new member is the matches its oracle measured it by (phase oracle)
+        assert store.events("sigma")[-1]["data"]["u_matches"] == [[[2, 2], [2, 2]], [[2, 2], [2, 2]]]
+        names = [{n for r in population for n in (r.id, r.info.get("played_as"))} for population in populations]
         seated = {m.policies for m in store.matches("meta")}
-        assert len(seated) == 8 and all(names[p].startswith(f"p{p}-") for names in seated for p in range(3))
+        assert len(seated) == 2 and all(s[p] in names[p] for s in seated for p in range(3))
         # player 1 at iteration 1 answered the other seats' profiles, its own seat left empty
         target = next(t for t in oracle.targets if t.iteration == 1 and t.player == 1)
         assert [pr.members[1] for pr in target.profiles] == [None]

@@ -5,7 +5,8 @@ import pytest
 from conftest import FakeEvaluator, ScriptedLLM, fenced, program
 from csro.errors import ConfigError
 from csro.evaluation.policy_ref import code_policy
-from csro.oracles import ORACLES, Attempt, Opponent, get_oracle
+from csro.oracles import Attempt, Opponent, get_oracle
+from csro.registry import ORACLES
 from csro.games.rrps import RRPS_HEADER
 
 CRASHING = "class Agent:\n    def act(self, observation):\n        return 1 / 0\n"
@@ -19,7 +20,7 @@ def run(kind, make_ctx, script, **config):
 
 
 def test_get_oracle_names_the_field():
-    assert set(ORACLES) == {"zero_shot", "linear_refinement", "reflect", "evolve"}
+    assert set(ORACLES.names()) == {"zero_shot", "linear_refinement", "reflect", "evolve"}
     assert get_oracle("reflect").name == "reflect"
     with pytest.raises(ConfigError, match=r"^oracle.kind: unknown oracle 'alpha_evolve'"):
         get_oracle("alpha_evolve")

@@ -1,5 +1,5 @@
 """``csro run CONFIG --estimate``: no call made, the first prompt counted as the run counts
-it, and the expected tokens within 30% of a real files run (the acceptance of issue 18; the
+it, and the expected tokens within 30% of real files runs (the acceptance of issue 18; the
 embedded run's figure is measured by bench/estimate_accuracy.py, see docs/cost.md)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from csro import runs
 from csro.config import load_config, parse_config
 from csro.cost import estimate_run
 from csro.games import load_game
-from csro.oracles import ORACLES
+from csro.registry import ORACLES
 from csro.store import RunStore
 from run_helpers import csro, small_config, write_config
 from tests.llm._server import Answer, ScriptedServer
@@ -27,17 +27,20 @@ def _demo_like(replies) -> dict:
     return config
 
 
-def test_the_expected_tokens_are_within_30_percent_of_a_files_run(tmp_path, replies):
-    config = parse_config(_demo_like(replies))
-    estimate = estimate_run(config)
-    runs.start(config, tmp_path / "run")
-    with RunStore.open(tmp_path / "run") as store:
-        calls = store.llm_calls()
-    actual = sum(r.tokens_in + r.tokens_out for _, r in calls)
+def test_the_expected_tokens_are_within_30_percent_of_files_runs(tmp_path, replies):
+    """``expected`` against the mean of five seeds: one run refines 0 to 2 times an iteration as
+    its matches fall (3 to 8 calls at these seeds), which no estimate can know beforehand."""
+    estimate = estimate_run(parse_config(_demo_like(replies)))
     tokens = {name: s["tokens_in"] + s["tokens_out"] for name, s in estimate.scenarios.items()}
-    assert tokens["low"] <= actual <= tokens["high"]
-    assert 0.7 <= tokens["expected"] / actual <= 1.3, (tokens, actual)
-    assert estimate.first_prompt_tokens == calls[0][1].tokens_in  # the first prompt, rendered for real
+    actual = []
+    for seed in range(1, 6):
+        runs.start(parse_config({**_demo_like(replies), "seed": seed}), tmp_path / f"run{seed}")
+        with RunStore.open(tmp_path / f"run{seed}") as store:
+            calls = store.llm_calls()
+        actual.append(sum(r.tokens_in + r.tokens_out for _, r in calls))
+        assert tokens["low"] <= actual[-1] <= tokens["high"]
+        assert estimate.first_prompt_tokens == calls[0][1].tokens_in  # the first prompt, rendered for real
+    assert 0.7 <= tokens["expected"] / (sum(actual) / len(actual)) <= 1.3, (tokens, actual)
 
 
 def test_the_estimate_makes_no_call_and_prices_a_hosted_model(tmp_path, replies, monkeypatch):
@@ -76,8 +79,8 @@ def test_three_player_kuhn_costs_three_times_two_player_kuhn():
     assert three["high"]["calls"] == 3 * two["high"]["calls"] and three["low"]["calls"] == 3 * two["low"]["calls"]
 
 
-KINDS = [("kuhn_poker", kind) for kind in ORACLES] + [("kuhn_poker(players=3)", kind) for kind, oracle in ORACLES.items()
-                                                       if oracle.per_player]
+KINDS = [("kuhn_poker", kind) for kind in ORACLES.names()] + [("kuhn_poker(players=3)", kind) for kind in ORACLES.names()
+                                                               if ORACLES.load(kind).per_player]
 
 
 @pytest.mark.parametrize("game, kind", KINDS)

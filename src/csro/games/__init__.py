@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import importlib
 import re
 
 import pyspiel
@@ -26,8 +27,10 @@ from csro.games._base import (
 )
 from csro.games._common import builtin as get_builtin
 from csro.games._common import quiet_stderr
+from csro.registry import Registry
 
 __all__ = [
+    "GAMES",
     "BuiltinInstance",
     "BuiltinPolicy",
     "CodeGame",
@@ -67,28 +70,44 @@ def list_games() -> list[tuple[str, str]]:
     return list(_EXAMPLES)
 
 
-_OWN_PARAMETERS = {"rrps": "num_throws", "leduc": "num_hands", "ipd": "turns"}
+class OwnGame:
+    """A registry row of a game with its own API and at most one integer parameter
+    (``rrps(num_throws=50)``): the class, imported when the row is used."""
+
+    def __init__(self, path: str, parameter: str):
+        self.path, self.parameter = path, parameter
+
+    def __call__(self, name: str) -> CodeGame:
+        match = re.fullmatch(r"(\w+)(?:\((\w+)=(\d+)\))?", name)
+        if match is None:
+            raise GameError(f"invalid game {name!r}: give {self.parameter} as a whole number, e.g. "
+                            f"{name.split('(')[0]}({self.parameter}=10)")
+        short, parameter, value = match.groups()
+        if parameter is not None and parameter != self.parameter:
+            raise GameError(f"invalid game {name!r}: {short} takes only {self.parameter}, "
+                            f"e.g. {short}({self.parameter}=10)")
+        kwargs = {} if parameter is None else {self.parameter: int(value)}
+        if kwargs and kwargs[self.parameter] < 1:
+            raise GameError(f"invalid game {name!r}: {self.parameter} must be at least 1")
+        module, _, cls = self.path.partition(":")
+        return getattr(importlib.import_module(module), cls)(**kwargs)
 
 
-def _own_game(name: str, short: str, parameter: str | None, value: str | None) -> CodeGame:
-    """``rrps`` / ``leduc`` / ``ipd``, optionally with their one parameter: ``rrps(num_throws=50)``."""
-    expected = _OWN_PARAMETERS[short]
-    if parameter is not None and parameter != expected:
-        raise GameError(f"invalid game {name!r}: {short} takes only {expected}, e.g. {short}({expected}=10)")
-    kwargs = {} if parameter is None else {expected: int(value)}
-    if kwargs and kwargs[expected] < 1:
-        raise GameError(f"invalid game {name!r}: {expected} must be at least 1")
-    if short == "rrps":
-        from csro.games.rrps import RRPSGame
+def _sheriff(name: str) -> CodeGame:
+    from csro.games.sheriff import SheriffGame
 
-        return RRPSGame(**kwargs)
-    if short == "ipd":
-        from csro.games.ipd import IPDGame
+    return SheriffGame(name, _openspiel(name))
 
-        return IPDGame(**kwargs)
-    from csro.games.leduc import LeducGame
 
-    return LeducGame(**kwargs)
+# A game with its own API or seats: one row, a callable of the game string (``rrps``,
+# ``sheriff(...)``) to its CodeGame. Any other name is an OpenSpiel game string played through
+# the generic ``Agent`` API (``games.generic``).
+GAMES = Registry("game", "game", {
+    "rrps": OwnGame("csro.games.rrps:RRPSGame", "num_throws"),
+    "leduc": OwnGame("csro.games.leduc:LeducGame", "num_hands"),
+    "ipd": OwnGame("csro.games.ipd:IPDGame", "turns"),
+    "sheriff": _sheriff,  # the seats play different roles (games.sheriff)
+})
 
 
 @functools.cache
@@ -103,14 +122,19 @@ def load_game(name: str) -> CodeGame:
     if not isinstance(name, str) or not name.strip():
         raise GameError(f"invalid game name {name!r}; try 'rrps', 'leduc' or an OpenSpiel game string")
     name = name.strip()
-    own = re.fullmatch(r"(rrps|leduc|ipd)(?:\((\w+)=(\d+)\))?", name)
-    if own:
-        return _own_game(name, *own.groups())
+    short = re.match(r"[^(]*", name).group(0).strip()
+    if short in GAMES:
+        return GAMES.load(short)(name)
     from csro.games.generic import GenericGame
 
+    return GenericGame(name, _openspiel(name))
+
+
+def _openspiel(name: str) -> pyspiel.Game:
+    """The OpenSpiel game of a game string, or GameError naming the closest known names."""
     short = re.match(r"[^(]*", name).group(0).strip()
     if short not in pyspiel.registered_names():
-        close = difflib.get_close_matches(short, ["rrps", "leduc", "ipd", *pyspiel.registered_names()], n=3)
+        close = difflib.get_close_matches(short, [*GAMES.names(), *pyspiel.registered_names()], n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise GameError(
             f"unknown game {name!r}{hint} (`csro games` lists the named games; any OpenSpiel "
@@ -118,11 +142,6 @@ def load_game(name: str) -> CodeGame:
         )
     try:
         with quiet_stderr():
-            os_game = pyspiel.load_game(name)
+            return pyspiel.load_game(name)
     except pyspiel.SpielError as exc:
         raise GameError(f"cannot load OpenSpiel game {name!r}: {exc}") from None
-    if short == "sheriff":  # the seats play different roles (games.sheriff)
-        from csro.games.sheriff import SheriffGame
-
-        return SheriffGame(name, os_game)
-    return GenericGame(name, os_game)

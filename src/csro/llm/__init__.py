@@ -17,7 +17,7 @@ _EXPORTS = {
     **dict.fromkeys(("CallKey", "LLMReply", "LLMRequest", "Message", "Provider"), "csro.llm._types"),
     **dict.fromkeys(("Limits", "Meter", "meter_for", "stop_reason"), "csro.llm.budget"),
     **dict.fromkeys(("DEFAULT_MODEL", "MODELS", "ensure_model"), "csro.llm.models"),
-    **dict.fromkeys(("FREE_PROVIDERS", "PRICES", "PRICES_DATE", "Price", "price_of"), "csro.llm.prices"),
+    **dict.fromkeys(("PRICES", "PRICES_DATE", "Price", "price_of"), "csro.llm.prices"),
     "ROLES": "csro.config",
     "role_of": "csro.llm.roles",
     **dict.fromkeys(("Completer", "LLMSession"), "csro.llm.session"),

@@ -15,12 +15,14 @@ import abc
 import base64
 import dataclasses
 import json
+import os
 from typing import Any
 
 import httpx
 
+from csro.config import LLMConfig
 from csro.llm._types import LLMReply, LLMRequest, Message
-from csro.errors import ProviderError
+from csro.errors import ConfigError, ProviderError
 
 EXCERPT_CHARS = 200  # of a failed reply's body, in the error text
 
@@ -31,6 +33,13 @@ class HTTPProvider(abc.ABC):
     name = "http"
     max_concurrency: int | None = None
     grammar = False
+    free = False
+    counts_tokens = False
+
+    @classmethod
+    def takes_images(cls, llm: LLMConfig) -> bool:
+        """The hosted APIs accept image parts (``Message.images``)."""
+        return True
 
     def __init__(self, model: str, base_url: str, headers: dict[str, str], key: str | None):
         self.model = model
@@ -130,3 +139,18 @@ def _excerpt(text: str) -> str:
     """The first ``EXCERPT_CHARS`` characters of ``text`` on one line."""
     flat = " ".join(text.split())
     return flat if len(flat) <= EXCERPT_CHARS else flat[:EXCERPT_CHARS] + "..."
+
+
+def model_of(llm: LLMConfig) -> str:
+    """``llm.model``, which a hosted provider needs."""
+    if not llm.model:
+        raise ConfigError(f"llm.model: the {llm.provider} provider needs a model name")
+    return llm.model
+
+
+def key_of(env: str) -> str:
+    """The API key in environment variable ``env`` (read here, once; never stored)."""
+    key = os.environ.get(env)
+    if not key:
+        raise ConfigError(f"llm.api_key_env: environment variable {env} is not set")
+    return key

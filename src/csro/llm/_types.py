@@ -119,13 +119,18 @@ class Provider(Protocol):
 
     ``max_concurrency`` caps parallel calls regardless of the configured concurrency
     (1 for the embedded model, which serves one request at a time); None for no cap.
-    ``grammar`` says whether ``LLMRequest.grammar`` is honoured (others ignore it).
+    ``grammar`` says whether ``LLMRequest.grammar`` is honoured (others ignore it). What a
+    provider can do is read from its class, registered in ``csro.registry.PROVIDERS``: ``free``
+    (priced at 0), ``counts_tokens`` (a ``count_tokens(messages, prefill)`` with the model's
+    own tokenizer, for ``--estimate``), ``takes_images(llm)`` and ``from_config(llm, lookup)``.
     """
 
     name: str
     model: str
     max_concurrency: int | None
     grammar: bool
+    free: bool
+    counts_tokens: bool
 
     def complete(self, request: LLMRequest, timeout_s: float) -> LLMReply:
         """One attempt; raises ``ProviderError`` on failure."""

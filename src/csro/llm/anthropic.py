@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from csro.llm._http import HTTPProvider, png_base64, reply_of, split_system
+from csro.config import LLMConfig
+from csro.llm._http import HTTPProvider, key_of, model_of, png_base64, reply_of, split_system
 from csro.llm._types import LLMReply, LLMRequest, Message
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -37,6 +38,11 @@ class AnthropicProvider(HTTPProvider):
         super().__init__(model, base_url or DEFAULT_BASE_URL, {"x-api-key": key, "anthropic-version": API_VERSION},
                          key)
         self.cache = cache
+
+    @classmethod
+    def from_config(cls, llm: LLMConfig, _: object = None) -> "AnthropicProvider":
+        return cls(model_of(llm), key=key_of(llm.api_key_env or "ANTHROPIC_API_KEY"), base_url=llm.base_url,
+                   cache=llm.prompt_cache)
 
     def build(self, request: LLMRequest) -> tuple[str, dict[str, Any]]:
         system, chat = split_system(list(request.messages))

@@ -42,9 +42,10 @@ from typing import Any
 
 import numpy as np
 
+from csro.config import LLMConfig
 from csro.llm._types import LLMReply, LLMRequest, Message
-from csro.llm.models import Sampling
-from csro.errors import ProviderError
+from csro.llm.models import DEFAULT_MODEL, MODELS, Sampling, ensure_model
+from csro.errors import ConfigError, ProviderError
 
 N_CTX = 4096  # prompts of 2-3k tokens plus a policy-sized completion
 # The unit of prefix reuse (see the module docstring): at most N_BATCH - 1 shared tokens are
@@ -64,6 +65,26 @@ class EmbeddedProvider:
     name = "embedded"
     max_concurrency: int | None = 1
     grammar = True
+    free = True
+    counts_tokens = True  # ``count_tokens``: the model's own tokenizer
+
+    @classmethod
+    def from_config(cls, llm: LLMConfig, _: object = None) -> "EmbeddedProvider":
+        if llm.path is not None:
+            path = pathlib.Path(llm.path).expanduser()
+            if not path.is_file():
+                raise ConfigError(f"llm.path: no GGUF model file at {path}")
+            # The model's name is the file's unless the configuration names it (its default, the
+            # configuration's `llm.model`, names the 1.5B and would mislabel any other file).
+            named = "model" in llm.model_fields_set and llm.model
+            return cls(path, model=llm.model if named else path.stem, threads=llm.threads)
+        name = llm.model or DEFAULT_MODEL
+        path = ensure_model(name)  # refuses an unknown name
+        return cls(path, model=name, threads=llm.threads, sampling=MODELS[name].sampling if llm.model_sampling else None)
+
+    @classmethod
+    def takes_images(cls, llm: LLMConfig) -> bool:
+        return False
 
     def __init__(self, path: str | pathlib.Path, *, model: str | None = None, threads: int | None = None,
                  n_ctx: int = N_CTX, sampling: Sampling | None = None, n_batch: int = N_BATCH,

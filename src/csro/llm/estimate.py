@@ -22,6 +22,7 @@ import collections
 import dataclasses
 from typing import Callable
 
+from csro.registry import PROVIDERS
 from csro.llm._types import CallKey, LLMRequest, Message
 from csro.llm.prices import Price, price_of
 from csro.llm.tokens import CHARS_PER_TOKEN, approx_prompt_tokens, approx_tokens
@@ -81,11 +82,11 @@ class Tally(collections.Counter):
 
 def counter(llm) -> tuple[str, Callable[[tuple[Message, ...], str], int]]:
     """(what counts, a prompt-token counter of (messages, prefill))."""
-    if llm.provider == "embedded":
+    if PROVIDERS.load(llm.provider).counts_tokens:
         from csro.llm._factory import make_provider
 
         provider = make_provider(llm)
-        return f"the embedded model's tokenizer ({provider.model}, llama.cpp)", provider.count_tokens
+        return f"the {provider.name} model's tokenizer ({provider.model})", provider.count_tokens
 
     def approx(messages: tuple[Message, ...], head: str) -> int:
         return approx_prompt_tokens(LLMRequest(CallKey(1, "propose"), messages, head))

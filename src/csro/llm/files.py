@@ -16,6 +16,7 @@ from __future__ import annotations
 import pathlib
 import threading
 
+from csro.config import LLMConfig
 from csro.errors import ConfigError
 from csro.llm._types import CallKey, LLMReply, LLMRequest
 from csro.llm.tokens import approx_prompt_tokens, approx_tokens
@@ -29,6 +30,18 @@ class FilesProvider:
     name = "files"
     max_concurrency: int | None = None
     grammar = False
+    free = True
+    counts_tokens = False
+
+    @classmethod
+    def from_config(cls, llm: LLMConfig, _: object = None) -> "FilesProvider":
+        if llm.path is None:
+            raise ConfigError("llm.path: the files provider needs a folder of replies")
+        return cls(pathlib.Path(llm.path).expanduser())
+
+    @classmethod
+    def takes_images(cls, llm: LLMConfig) -> bool:
+        return False
 
     def __init__(self, folder: str | pathlib.Path):
         self.folder = pathlib.Path(folder)

@@ -23,7 +23,8 @@ import json
 import threading
 from typing import Any
 
-from csro.llm._http import HTTPProvider, png_base64, prefill_as_instruction, reply_of, split_system
+from csro.config import LLMConfig
+from csro.llm._http import HTTPProvider, key_of, model_of, png_base64, prefill_as_instruction, reply_of, split_system
 from csro.errors import ProviderError
 from csro.llm._types import LLMReply, LLMRequest, Message
 
@@ -42,6 +43,11 @@ class GeminiProvider(HTTPProvider):
         self.cache = cache
         self._caches: dict[str, str | None] = {}  # prefix digest -> cachedContents name (None: refused)
         self._cache_lock = threading.Lock()
+
+    @classmethod
+    def from_config(cls, llm: LLMConfig, _: object = None) -> "GeminiProvider":
+        return cls(model_of(llm), key=key_of(llm.api_key_env or "GEMINI_API_KEY"), base_url=llm.base_url,
+                   cache=llm.prompt_cache)
 
     def complete(self, request: LLMRequest, timeout_s: float) -> LLMReply:
         prefix = self._prefix(request)

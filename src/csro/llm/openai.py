@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from csro.llm._http import HTTPProvider, png_base64, prefill_as_instruction, reply_of
+from csro.config import LLMConfig
+from csro.llm._http import HTTPProvider, key_of, model_of, png_base64, prefill_as_instruction, reply_of
 from csro.llm._types import LLMReply, LLMRequest, Message
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -32,6 +33,17 @@ class OpenAIProvider(HTTPProvider):
     def __init__(self, model: str, *, base_url: str | None = None, key: str | None = None):
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         super().__init__(model, base_url or DEFAULT_BASE_URL, headers, key)
+
+    @classmethod
+    def from_config(cls, llm: LLMConfig, _: object = None) -> "OpenAIProvider":
+        # A local server (base_url set) needs no key unless one is named; OpenAI itself does.
+        env = llm.api_key_env or (None if llm.base_url else "OPENAI_API_KEY")
+        return cls(model_of(llm), base_url=llm.base_url, key=key_of(env) if env else None)
+
+    @classmethod
+    def takes_images(cls, llm: LLMConfig) -> bool:
+        """OpenAI itself does; an OpenAI-compatible local server (``base_url``) may not."""
+        return not llm.base_url
 
     def build(self, request: LLMRequest) -> tuple[str, dict[str, Any]]:
         messages = [{"role": m.role, "content": _content(m)}

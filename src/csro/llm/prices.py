@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-FREE_PROVIDERS = ("embedded", "files", "replay")
+from csro.registry import PROVIDERS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,11 +78,11 @@ PRICES: dict[tuple[str, str], Price] = {
 
 
 def price_of(provider: str, model: str | None, override: Price | None = None) -> Price | None:
-    """The price of ``provider``/``model``: the override, 0 for the free providers, the table's
-    entry, or None (unknown)."""
+    """The price of ``provider``/``model``: the override, 0 for a provider whose class says it is
+    ``free``, the table's entry, or None (unknown)."""
     if override is not None:
         return override
-    if provider in FREE_PROVIDERS:
+    if provider in PROVIDERS and PROVIDERS.load(provider).free:
         return FREE
     name = _SNAPSHOT.sub("", (model or "").lower().removeprefix("models/"))
     return PRICES.get((provider, name))

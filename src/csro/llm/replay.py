@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Callable
 
 from csro.llm._types import CallKey, LLMReply, LLMRequest
-from csro.errors import ProviderError
+from csro.config import LLMConfig
+from csro.errors import ConfigError, ProviderError
 
 Lookup = Callable[[CallKey], LLMReply | None]
 
@@ -21,12 +22,25 @@ class ReplayProvider:
     """Replies recorded by an earlier run."""
 
     name = "replay"
+    free = True
+    counts_tokens = False
     max_concurrency: int | None = None
     grammar = False
 
     def __init__(self, lookup: Lookup, *, model: str = "replay"):
         self.model = model
         self._lookup = lookup
+
+    @classmethod
+    def from_config(cls, llm: LLMConfig, lookup: Lookup | None = None) -> "ReplayProvider":
+        if lookup is None:
+            raise ConfigError("llm.path: the replay provider needs the recorded calls of an earlier run "
+                              "(csro.recording.open_provider opens its store)")
+        return cls(lookup, model=llm.path or "replay")
+
+    @classmethod
+    def takes_images(cls, llm: LLMConfig) -> bool:
+        return False
 
     def complete(self, request: LLMRequest, timeout_s: float) -> LLMReply:
         reply = self._lookup(request.key)

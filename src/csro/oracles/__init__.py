@@ -11,7 +11,7 @@ returned.
 
 from __future__ import annotations
 
-from csro.errors import ConfigError
+from csro.registry import ORACLES
 
 from csro.arena import Feedback, Opponent, Target
 
@@ -21,22 +21,13 @@ from ._reflect import Reflect
 from ._refine import LinearRefinement, ZeroShot
 from .evolve import Evolve
 
-ORACLES: dict[str, type[Oracle]] = {
-    "zero_shot": ZeroShot,
-    "linear_refinement": LinearRefinement,
-    "reflect": Reflect,
-    "evolve": Evolve,
-}
-
-
 def get_oracle(kind: str) -> Oracle:
-    """A fresh oracle of ``kind`` (one per run: it caches opponent descriptions)."""
-    if kind not in ORACLES:
-        raise ConfigError(f"oracle.kind: unknown oracle {kind!r}; known: {', '.join(ORACLES)}")
-    return ORACLES[kind]()
+    """A fresh oracle of ``kind``, a row of ``csro.registry.ORACLES`` (one per run: it caches
+    opponent descriptions)."""
+    return ORACLES.load(kind)()
 
 
 __all__ = [
-    "ORACLES", "Attempt", "CallSize", "Evolve", "Feedback", "LinearRefinement", "Opponent", "Oracle", "OracleContext",
+    "Attempt", "CallSize", "Evolve", "Feedback", "LinearRefinement", "Opponent", "Oracle", "OracleContext",
     "OracleLog", "OracleResult", "Reflect", "Target", "ZeroShot", "get_oracle", "prefill",
 ]

@@ -129,7 +129,7 @@ class CallSize:
 
 
 class Oracle(abc.ABC):
-    """A best-response oracle, chosen by name (``ORACLES``).
+    """A best-response oracle, chosen by name (``csro.registry.ORACLES``).
 
     Attributes:
       name: its ``oracle.kind``.

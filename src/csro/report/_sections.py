@@ -50,7 +50,7 @@ class Run:
         policies = store.policies()
         return cls(str(store.directory), store.config(), policies, store.sigmas(), store.iterations(),
                    store.final(), store.llm_calls(), store.events(), store.match_counts(),
-                   _plots.payoff_plot(store.payoff_table("meta"), [p.id for p in policies]))
+                   _plots.payoff_plot(store.population_table(), [p.id for p in policies]))
 
     @property
     def usage(self) -> dict:
