@@ -94,10 +94,10 @@ class EvolveConfig(Section):
 class OracleConfig(Section):
     """The best-response oracle: how policies are written and improved."""
 
-    kind: Literal["zero_shot", "linear_refinement", "reflect", "evolve"] = Field(
+    kind: Literal["zero_shot", "linear_refinement", "reflect", "evolve", "no_model"] = Field(
         "linear_refinement", description="zero_shot: one proposal per iteration; "
         "linear_refinement: refine while u < 0 and j < M; reflect: act-observe-rewrite; "
-        "evolve: evolutionary search (oracle.evolve)")
+        "evolve: evolutionary search (oracle.evolve); no_model: the game's example policy, no LLM call (a baseline)")
     max_refinements: int = Field(10, ge=0, description="M: refinement (or reflection) rounds at most")
     context: ContextConfig = ContextConfig()
     samples: int = Field(1, ge=1, le=16, description="programs drawn per proposal; the best valid one is kept")

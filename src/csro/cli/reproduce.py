@@ -62,6 +62,9 @@ def reproduce_cmd(
     oracles: str = typer.Option("zero_shot,linear_refinement", "--oracles",
                                 help="Comma-separated oracle kinds, one row each."),
     seeds: int = typer.Option(3, "--seeds", help="Seeds per oracle (0, 1, ...)."),
+    baseline: bool = typer.Option(True, "--baseline/--no-baseline",
+                                  help="Add the no-model row (the game's example policy, no LLM call) with the "
+                                       "same seeds."),
     config: Optional[pathlib.Path] = typer.Option(None, "--config", "-c", help="Base run configuration "
                                                   "(default: configs/reproduce-GAME.yaml)."),
     overrides: List[str] = typer.Option([], "--set", help="Override a base field: key.path=value (repeatable), "
@@ -72,7 +75,7 @@ def reproduce_cmd(
     from csro.reproduce import grid_config, make_grid
 
     grid = grid_config(game, config=config, oracles=[o.strip() for o in oracles.split(",") if o.strip()],
-                       seeds=seeds, overrides=overrides)
+                       seeds=seeds, overrides=overrides, baseline=baseline)
     make_grid(grid)  # an unknown oracle is refused before anything is written
     with run_hooks(VIEW, grid.base.iterations) as hooks:
         report = runkinds.start(grid, out_dir, hooks)

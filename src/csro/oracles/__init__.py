@@ -2,9 +2,10 @@
 
 Hennes et al., "Code-Space Response Oracles" (arXiv 2603.10098): ``zero_shot`` and
 ``linear_refinement`` as in the paper; ``reflect`` is the act-observe-rewrite shape of
-Kumar (arXiv 2603.04466) applied to games. All share the context builder (``_context``),
-the propose → check → repair loop and the grammar fallback (``_propose`` over
-``csro.drafting`` and ``csro.extract``; ``_grammar``), and every candidate is checked,
+Kumar (arXiv 2603.04466) applied to games; ``no_model`` is the baseline without the model
+(the game's example policy, ``_baseline``). The LLM oracles share the context builder
+(``_context``), the propose → check → repair loop and the grammar fallback (``_propose``
+over ``csro.drafting`` and ``csro.extract``; ``_grammar``), and every candidate is checked,
 evaluated and traced through the run's ``csro.arena.Arena``; an invalid program is never
 returned.
 """
@@ -17,6 +18,7 @@ from csro.arena import Feedback, Opponent, Target
 
 from ._base import Attempt, CallSize, Oracle, OracleContext, OracleLog, OracleResult
 from ._context import prefill
+from ._baseline import NoModel
 from ._reflect import Reflect
 from ._refine import LinearRefinement, ZeroShot
 from .evolve import Evolve
@@ -26,6 +28,7 @@ ORACLES: dict[str, type[Oracle]] = {
     "linear_refinement": LinearRefinement,
     "reflect": Reflect,
     "evolve": Evolve,
+    "no_model": NoModel,
 }
 
 
@@ -37,6 +40,7 @@ def get_oracle(kind: str) -> Oracle:
 
 
 __all__ = [
-    "ORACLES", "Attempt", "CallSize", "Evolve", "Feedback", "LinearRefinement", "Opponent", "Oracle", "OracleContext",
+    "ORACLES", "Attempt", "CallSize", "Evolve", "Feedback", "LinearRefinement", "NoModel", "Opponent", "Oracle",
+    "OracleContext",
     "OracleLog", "OracleResult", "Reflect", "Target", "ZeroShot", "get_oracle", "prefill",
 ]
