@@ -33,6 +33,7 @@ import io
 import json
 import math
 import pathlib
+import time
 from typing import Callable, Literal, Sequence
 
 import numpy as np
@@ -229,7 +230,8 @@ def report(directory: str | pathlib.Path) -> pathlib.Path:
 
 def run_grid(grid: Grid, directory: pathlib.Path, *, hooks: runs.Hooks = runs.Hooks()) -> dict:
     """Run (or continue) every cell, measure the reference rows, write the summary files. Each
-    cell's progress is a ``grid_cell`` event (``{"cell", "what"}``) to ``hooks``."""
+    cell's progress is a ``grid_cell`` event to ``hooks``: ``{"cell", "what"}`` and, as it
+    starts, the grid's ``done`` and ``left`` cells and ``eta_s`` (``CellClock``)."""
     directory.mkdir(parents=True, exist_ok=True)
     recorded = directory / GRID_FILE
     record = json.loads(json.dumps(dataclasses.asdict(grid)))
@@ -237,13 +239,45 @@ def run_grid(grid: Grid, directory: pathlib.Path, *, hooks: runs.Hooks = runs.Ho
         raise ConfigError(f"{directory} holds another grid (see {recorded}); choose a new --out")
     recorded.write_text(json.dumps(record, indent=1))
     on_event = hooks.on_event or (lambda step, kind, data: None)
-    cells = {name: _run_cell(grid.cell_config(oracle, seed), directory / "cells" / name, hooks,
-                             lambda what, name=name: on_event(0, events.GRID_CELL, {"cell": name, "what": what}))
-             for oracle, seed, name in grid.cells()}
+    clock = CellClock(grid, {name for _, _, name in grid.cells() if _cell_status(directory / "cells" / name)["done"]})
+    cells = {}
+    for oracle, seed, name in grid.cells():
+        if name not in clock.done:
+            on_event(0, events.GRID_CELL, {"cell": name, "what": "next", **clock.where()})
+        started = time.monotonic()
+        cells[name] = _run_cell(grid.cell_config(oracle, seed), directory / "cells" / name, hooks,
+                                lambda what, name=name: on_event(0, events.GRID_CELL, {"cell": name, "what": what}))
+        clock.finished(name, oracle, time.monotonic() - started)
     references = _references(grid, directory / "references.json")
     summary = summarize(grid, cells, references)
     write_summary(summary, directory)
     return summary
+
+
+class CellClock:
+    """Cells done and left of a grid being run, and the time left: each cell left that needs
+    work is estimated at the mean time of the cells of its oracle this call has run (an oracle
+    with none yet: the mean over all run so far; before any, unknown). Our choice: cells finished
+    before this call count as done and cost nothing; the reference rows (seconds) are not counted."""
+
+    def __init__(self, grid: Grid, finished: set[str]):
+        self.oracle = {name: oracle for oracle, _, name in grid.cells()}
+        self.done = set(finished)
+        self.seconds: dict[str, list[float]] = {}
+
+    def finished(self, name: str, oracle: str, seconds: float) -> None:
+        if name not in self.done:
+            self.seconds.setdefault(oracle, []).append(seconds)
+        self.done.add(name)
+
+    def where(self) -> dict:
+        """``{"done", "left", "eta_s"}`` (``eta_s`` None while nothing has been timed)."""
+        left = [name for name in self.oracle if name not in self.done]
+        every = [s for times in self.seconds.values() for s in times]
+        if not every:
+            return {"done": len(self.done), "left": len(left), "eta_s": None}
+        eta = sum(float(np.mean(self.seconds.get(self.oracle[name], every))) for name in left)
+        return {"done": len(self.done), "left": len(left), "eta_s": eta}
 
 
 def same_grid(recorded: dict, record: dict) -> bool:

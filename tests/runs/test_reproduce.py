@@ -19,6 +19,9 @@ def test_a_tiny_grid_runs_summarises_and_resumes(tmp_path, replies):
             "--set", "meta_game.resamples=5", "--set", "execution.processes=2"]
     done = csro(*args)
     grid = tmp_path / "grid"
+    # progress (issue 26): before each cell, the cells done and left and the time left once one is timed
+    assert "grid: 0 cells done, 4 left, time left unknown yet; next zero_shot-s0" in done.stderr
+    assert "grid: 3 cells done, 1 left, about " in done.stderr and "; next no_model-s1" in done.stderr
     assert "summary.html" in done.stdout
     summary = json.loads((grid / "summary.json").read_text())
     ours, baseline = summary["ours"]
@@ -60,7 +63,7 @@ def test_a_tiny_grid_runs_summarises_and_resumes(tmp_path, replies):
     calls = [json.loads(csro("status", grid / "cells" / f"zero_shot-s{s}", "--json").stdout)["llm"]["calls"]
              for s in (0, 1)]
     again = csro(*args)
-    assert "cell zero_shot-s0: resuming" in again.stderr
+    assert "cell zero_shot-s0: resuming" in again.stderr and "cells done" not in again.stderr  # nothing left
     assert json.loads((grid / "summary.json").read_text())["ours"] == summary["ours"]
     assert calls == [json.loads(csro("status", grid / "cells" / f"zero_shot-s{s}", "--json").stdout)["llm"]["calls"]
                      for s in (0, 1)]
@@ -108,3 +111,17 @@ def test_the_baseline_row_is_added_once_and_can_be_left_out():
     assert oracles(["evolve"]) == ("evolve", "no_model")
     assert oracles(["no_model", "evolve"]) == ("no_model", "evolve")
     assert oracles(["evolve"], baseline=False) == ("evolve",)
+
+
+def test_the_time_left_is_the_mean_of_each_oracles_cells_run_so_far():
+    from csro.reproduce import CellClock, Grid
+
+    grid = Grid("rrps", ("evolve", "no_model"), (0, 1, 2), {})
+    clock = CellClock(grid, {"evolve-s0"})  # finished before this call: done, not timed
+    assert clock.where() == {"done": 1, "left": 5, "eta_s": None}
+    clock.finished("evolve-s0", "evolve", 0.1)
+    clock.finished("evolve-s1", "evolve", 100.0)
+    assert clock.where() == {"done": 2, "left": 4, "eta_s": 400.0}  # no_model untimed: the mean of all
+    clock.finished("evolve-s2", "evolve", 200.0)
+    clock.finished("no_model-s0", "no_model", 4.0)
+    assert clock.where() == {"done": 4, "left": 2, "eta_s": 8.0}

@@ -24,8 +24,18 @@ out = Console(width=None if sys.stdout.isatty() else 200)
 def event_line(step: int, kind: str, data: dict, total: int | None) -> str | None:
     """A cell's progress, and its own run's lines as a CSRO run shows them."""
     if kind == events.GRID_CELL:
+        if data["what"] == "next":
+            eta = "time left unknown yet" if data["eta_s"] is None else f"about {_duration(data['eta_s'])} left"
+            return f"[bold]grid[/bold]: {data['done']} cells done, {data['left']} left, {eta}; next {data['cell']}"
         return f"[bold]cell {data['cell']}[/bold]: {data['what']}"
     return loop.event_line(step, kind, data, total)
+
+
+def _duration(seconds: float) -> str:
+    """``42 s``, ``12 min``, ``3.5 h``."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
 
 
 def closing(directory: pathlib.Path, report: pathlib.Path, s: dict) -> None:
