@@ -20,12 +20,16 @@ from csro.config import OracleConfig
 from csro.llm.estimate import Scenario, Tally
 
 from ._base import CallSize, Oracle, OracleContext, OracleResult
+from ._context import ContextBuilder
 
 
 class NoModel(Oracle):
     """The game's example policy as every best response; never calls the LLM."""
 
     name = "no_model"
+
+    def __init__(self) -> None:
+        self.context = ContextBuilder()  # the prompt an LLM oracle would be given (``csro.cost`` measures it)
 
     def best_response(self, ctx: OracleContext) -> OracleResult:
         source = ctx.game.example_policy
