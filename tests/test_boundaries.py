@@ -77,7 +77,8 @@ def test_no_module_imports_another_packages_private_module():
 
 
 LAYERS = (  # bottom to top; docs/architecture.md, "Layers"
-    ("foundations", {"csro", "csro._lazy", "csro.errors", "csro.events", "csro.seeding", "csro.extract", "csro.gbnf"}),
+    ("foundations", {"csro", "csro._lazy", "csro.errors", "csro.events", "csro.seeding", "csro.extract", "csro.gbnf",
+                     "csro.authorship"}),
     ("registries", {"csro.registry"}),
     ("games and the sandbox", {"csro.games", "csro.policies"}),
     ("solvers", {"csro.solvers"}),

@@ -52,6 +52,7 @@ import numpy as np
 
 from csro import events
 from csro.arena import Arena
+from csro.authorship import UNKNOWN, initial_author
 from csro.config import RunConfig
 from csro.errors import BudgetExhausted
 from csro.evaluation import PolicySpec, resolve
@@ -140,7 +141,8 @@ class CSRO:
         for player in range(self.meta.players):
             self.store.add_policy(PolicyRecord(
                 id=self.meta.policy_id(player, 0), player=player, iteration=0, oracle="initial", source=spec.source,
-                ref=ref if spec.builtin else None, sha256=spec.sha256, parent=None))
+                ref=ref if spec.builtin else None, sha256=spec.sha256, parent=None,
+                author=initial_author(ref if spec.builtin else None)))
 
     def _solve(self, iteration: int, populations: list[list[PolicyRecord]]) -> Solution:
         """Simulate the missing cells of U, solve the meta-game, store sigma_iteration."""
@@ -179,7 +181,7 @@ class CSRO:
         return PolicyRecord(
             id=self.meta.policy_id(player, len(population)), player=player, iteration=iteration,
             oracle=self.oracle.name, source=result.source, ref=None, sha256=spec.sha256, parent=None,
-            call_keys=tuple(result.call_keys),
+            call_keys=tuple(result.call_keys), author=result.author or UNKNOWN,
             info={"utility": fb.utility if fb else None, "per_opponent": fb.per_opponent if fb else {},
                   "reason": result.reason, "attempts": [dataclasses.asdict(a) for a in result.attempts],
                   "played_as": spec.name})

@@ -70,6 +70,7 @@ ORACLES = Registry("oracle.kind", "oracle", {
     "linear_refinement": "csro.oracles._refine:LinearRefinement",
     "reflect": "csro.oracles._reflect:Reflect",
     "evolve": "csro.oracles.evolve:Evolve",
+    "no_model": "csro.oracles._baseline:NoModel",
 })
 
 PROVIDERS = Registry("llm.provider", "provider", {

@@ -14,10 +14,15 @@ so ``csro resume``, ``csro status`` and ``csro report`` work on a grid directory
 
 The summary puts, beside our rows, the paper's published rows and reference rows measured in
 the same run with the same evaluation settings (RRPS: greenberg, iocainebot, randbot; Leduc:
-CFR+), so a reader sees at a glance where a model stands. Our interpretation where the paper
-is silent: a row's figure is the mean over seeds with a 95% Student-t interval across seeds
-(with one seed, the run's own 95% interval); the end-of-run exploitability estimate (a lower
-bound, ``csro.scoring.exploitability_estimate``) is shown where the runs made one.
+CFR+), so a reader sees at a glance where a model stands. Beside them, unless turned off
+(``baseline: false``, ``--no-baseline``), a no-model row: the same cells with the oracle
+``no_model`` (the game's example policy, what a search keeps of its seeds without the model;
+``csro.oracles._baseline``), so the table shows what the model added; and every row of ours
+gives sigma_K's weight on the programs the model wrote (``csro.authorship``). Our
+interpretation where the paper is silent: a row's figure is the mean over seeds with a 95%
+Student-t interval across seeds (with one seed, the run's own 95% interval); the end-of-run
+exploitability estimate (a lower bound, ``csro.scoring.exploitability_estimate``) is shown
+where the runs made one.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import io
 import json
 import math
 import pathlib
+import time
 from typing import Callable, Literal, Sequence
 
 import numpy as np
@@ -37,6 +43,7 @@ from scipy import stats
 from pydantic import Field
 
 from csro import events, runs
+from csro.authorship import model_weight
 from csro.config import RunConfig, RunRoot, apply_overrides, parse_config
 from csro.errors import ConfigError, CsroError, StoreError
 from csro.evaluation import evaluate, resolve
@@ -47,6 +54,8 @@ CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "configs"
 GRID_FILE = "grid.json"
 METRICS = ("pop_return", "pop_expl", "agg_score")
 LABELS = {"pop_return": "PopReturn", "pop_expl": "PopExpl", "agg_score": "AggScore"}
+BASELINE = "no_model"  # the oracle of the baseline row (csro.oracles._baseline)
+MODEL_WRITTEN = "sigma_model_written"  # sigma_K's weight on the programs the model wrote (csro.authorship)
 
 # The paper's published rows (Hennes et al. 2026; bots from OpenSpiel's 43x43 table, 1000 games
 # a cell): name -> PopReturn, PopExpl, AggScore, then Leduc's returns vs CFR+, AlwaysCall, AlwaysFold.
@@ -103,14 +112,16 @@ class GridConfig(RunRoot):
     kind: Literal["reproduce"] = Field("reproduce", description="the kind of run (a grid of CSRO runs)")
     game: Literal["rrps", "leduc"] = Field("rrps", description="the experiment whose paper rows the summary shows")
     oracles: list[str] = Field(["zero_shot", "linear_refinement"], description="oracle kinds, one row each")
+    baseline: bool = Field(True, description=f"add the no-model row ({BASELINE}: the game's example policy, no LLM "
+                                             "call) with the same seeds, so the table shows what the model added")
     seeds: int = Field(3, ge=1, description="seeds per oracle (0, 1, ...)")
     base: RunConfig = Field(RunConfig(), description="every cell's configuration (its oracle.kind and seed are the cell's)")
 
 
 def grid_config(game: str, *, config: pathlib.Path | None, oracles: Sequence[str], seeds: int,
-                overrides: Sequence[str]) -> GridConfig:
+                overrides: Sequence[str], baseline: bool = True) -> GridConfig:
     """The grid of ``game`` (``rrps`` or ``leduc``): its base config (``configs/reproduce-GAME.yaml``
-    unless ``config`` is given) with ``overrides``."""
+    unless ``config`` is given) with ``overrides``; with ``baseline``, the no-model row too."""
     if game not in PAPER:
         raise ConfigError(f"reproduce: unknown experiment {game!r}; known: {', '.join(PAPER)}")
     if seeds < 1:
@@ -120,12 +131,15 @@ def grid_config(game: str, *, config: pathlib.Path | None, oracles: Sequence[str
         base = yaml.safe_load(pathlib.Path(path).read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from None
-    return GridConfig(game=game, oracles=list(oracles), seeds=seeds, base=parse_config(apply_overrides(base, list(overrides))))
+    return GridConfig(game=game, oracles=list(oracles), seeds=seeds, baseline=baseline,
+                      base=parse_config(apply_overrides(base, list(overrides))))
 
 
 def make_grid(config: GridConfig) -> Grid:
-    """The grid a configuration runs, validated before anything runs (an unknown oracle fails here)."""
-    grid = Grid(config.game, tuple(config.oracles), tuple(range(config.seeds)), config.base.to_dict())
+    """The grid a configuration runs, validated before anything runs (an unknown oracle fails
+    here); the baseline is its last row unless it is off or already named."""
+    oracles = tuple(config.oracles) + ((BASELINE,) if config.baseline and BASELINE not in config.oracles else ())
+    grid = Grid(config.game, oracles, tuple(range(config.seeds)), config.base.to_dict())
     for oracle in grid.oracles:
         grid.cell_config(oracle, 0)
     return grid
@@ -155,9 +169,11 @@ class GridStore:
         return None
 
     def config(self) -> dict:
-        """The grid's configuration (``GridConfig`` as a mapping)."""
+        """The grid's configuration (``GridConfig`` as a mapping; its oracles already name the
+        baseline row if it has one)."""
         r = self.record
-        return {"kind": "reproduce", "game": r["game"], "oracles": r["oracles"], "seeds": len(r["seeds"]), "base": r["base"]}
+        return {"kind": "reproduce", "game": r["game"], "oracles": r["oracles"], "baseline": False,
+                "seeds": len(r["seeds"]), "base": r["base"]}
 
     def grid(self) -> Grid:
         r = self.record
@@ -214,7 +230,8 @@ def report(directory: str | pathlib.Path) -> pathlib.Path:
 
 def run_grid(grid: Grid, directory: pathlib.Path, *, hooks: runs.Hooks = runs.Hooks()) -> dict:
     """Run (or continue) every cell, measure the reference rows, write the summary files. Each
-    cell's progress is a ``grid_cell`` event (``{"cell", "what"}``) to ``hooks``."""
+    cell's progress is a ``grid_cell`` event to ``hooks``: ``{"cell", "what"}`` and, as it
+    starts, the grid's ``done`` and ``left`` cells and ``eta_s`` (``CellClock``)."""
     directory.mkdir(parents=True, exist_ok=True)
     recorded = directory / GRID_FILE
     record = json.loads(json.dumps(dataclasses.asdict(grid)))
@@ -222,13 +239,45 @@ def run_grid(grid: Grid, directory: pathlib.Path, *, hooks: runs.Hooks = runs.Ho
         raise ConfigError(f"{directory} holds another grid (see {recorded}); choose a new --out")
     recorded.write_text(json.dumps(record, indent=1))
     on_event = hooks.on_event or (lambda step, kind, data: None)
-    cells = {name: _run_cell(grid.cell_config(oracle, seed), directory / "cells" / name, hooks,
-                             lambda what, name=name: on_event(0, events.GRID_CELL, {"cell": name, "what": what}))
-             for oracle, seed, name in grid.cells()}
+    clock = CellClock(grid, {name for _, _, name in grid.cells() if _cell_status(directory / "cells" / name)["done"]})
+    cells = {}
+    for oracle, seed, name in grid.cells():
+        if name not in clock.done:
+            on_event(0, events.GRID_CELL, {"cell": name, "what": "next", **clock.where()})
+        started = time.monotonic()
+        cells[name] = _run_cell(grid.cell_config(oracle, seed), directory / "cells" / name, hooks,
+                                lambda what, name=name: on_event(0, events.GRID_CELL, {"cell": name, "what": what}))
+        clock.finished(name, oracle, time.monotonic() - started)
     references = _references(grid, directory / "references.json")
     summary = summarize(grid, cells, references)
     write_summary(summary, directory)
     return summary
+
+
+class CellClock:
+    """Cells done and left of a grid being run, and the time left: each cell left that needs
+    work is estimated at the mean time of the cells of its oracle this call has run (an oracle
+    with none yet: the mean over all run so far; before any, unknown). Our choice: cells finished
+    before this call count as done and cost nothing; the reference rows (seconds) are not counted."""
+
+    def __init__(self, grid: Grid, finished: set[str]):
+        self.oracle = {name: oracle for oracle, _, name in grid.cells()}
+        self.done = set(finished)
+        self.seconds: dict[str, list[float]] = {}
+
+    def finished(self, name: str, oracle: str, seconds: float) -> None:
+        if name not in self.done:
+            self.seconds.setdefault(oracle, []).append(seconds)
+        self.done.add(name)
+
+    def where(self) -> dict:
+        """``{"done", "left", "eta_s"}`` (``eta_s`` None while nothing has been timed)."""
+        left = [name for name in self.oracle if name not in self.done]
+        every = [s for times in self.seconds.values() for s in times]
+        if not every:
+            return {"done": len(self.done), "left": len(left), "eta_s": None}
+        eta = sum(float(np.mean(self.seconds.get(self.oracle[name], every))) for name in left)
+        return {"done": len(self.done), "left": len(left), "eta_s": eta}
 
 
 def same_grid(recorded: dict, record: dict) -> bool:
@@ -260,11 +309,16 @@ def _run_cell(config: RunConfig, directory: pathlib.Path, hooks: runs.Hooks, say
 
 
 def _outcome(directory: pathlib.Path) -> dict:
-    """A cell's final record and per-iteration metrics, from its store."""
+    """A cell's final record, per-iteration metrics and the latest sigma's weight on the
+    programs the model wrote (the mean over players where each has a population), from its store."""
     with RunStore.open(directory) as store:
         final, iterations = store.final(), store.iterations()
+        latest = runs.latest_sigmas(store.policies(), store.sigmas())
     rows = [{k: d.get(k) for k in ("iteration", *METRICS)} for d in iterations]
-    return {"final": final, "iterations": rows} if final is not None else {"error": "unfinished", "iterations": rows}
+    if final is None:
+        return {"error": "unfinished", "iterations": rows}
+    written = float(np.mean([model_weight([r.author for r in members], sigma) for members, sigma in latest]))
+    return {"final": final, "iterations": rows, MODEL_WRITTEN: written}
 
 
 def _references(grid: Grid, cache: pathlib.Path) -> dict[str, dict]:
@@ -299,13 +353,16 @@ def summarize(grid: Grid, cells: dict[str, dict], references: dict[str, dict]) -
     for oracle in grid.oracles:
         done = [cells[grid.cell_name(oracle, s)] for s in grid.seeds]
         finals = [c["final"] for c in done if c.get("final")]
-        row = {"name": f"{oracle} (ours)", "seeds": len(finals), "failed": len(done) - len(finals)}
+        name = "no model (baseline)" if oracle == BASELINE else f"{oracle} (ours)"
+        row = {"name": name, "seeds": len(finals), "failed": len(done) - len(finals)}
         for m in METRICS:
             row[m] = _mean_ci([f[m] for f in finals], finals[0]["ci95"][m]) if finals else (None, None)
         if grid.game == "leduc":
             for col in LEDUC_COLUMNS:
                 vals = [f["per_opponent"][col] for f in finals if col in f.get("per_opponent", {})]
                 row[col] = _mean_ci(vals, None) if vals else (None, None)
+        written = [c[MODEL_WRITTEN] for c in done if MODEL_WRITTEN in c]
+        row[MODEL_WRITTEN] = _mean_ci(written, None) if written else (None, None)
         estimates = [f["expl_estimate"]["lower_bound"] for f in finals
                      if (f.get("expl_estimate") or {}).get("lower_bound") is not None]
         row["expl_estimate"] = _mean_ci(estimates, None) if estimates else (None, None)
@@ -348,14 +405,14 @@ def _columns(game: str) -> list[tuple[str, str]]:
     cols = [(m, LABELS[m]) for m in METRICS]
     if game == "leduc":
         cols += [(c, "vs " + c.removeprefix("builtin:")) for c in LEDUC_COLUMNS]
-    return cols + [("expl_estimate", "Expl. lower bound")]
+    return cols + [("expl_estimate", "Expl. lower bound"), (MODEL_WRITTEN, "sigma on model-written")]
 
 
-def _cell(value: tuple[float | None, float | None]) -> str:
+def _cell(value: tuple[float | None, float | None], digits: int = 1) -> str:
     v, ci = value
     if v is None:
         return "-"
-    return f"{v:.1f}" if ci is None else f"{v:.1f} ± {ci:.1f}"
+    return f"{v:.{digits}f}" if ci is None else f"{v:.{digits}f} ± {ci:.{digits}f}"
 
 
 def table_rows(summary: dict) -> tuple[list[str], list[list[str]]]:
@@ -365,7 +422,8 @@ def table_rows(summary: dict) -> tuple[list[str], list[list[str]]]:
     rows = []
     for row in summary["ours"] + summary["references"] + summary["paper"]:
         seeds = "" if "seeds" not in row else f"{row['seeds']}" + (f" ({row['failed']} failed)" if row.get("failed") else "")
-        rows.append([row["name"], seeds] + [_cell(row.get(key, (None, None))) for key, _ in cols])
+        rows.append([row["name"], seeds] + [_cell(row.get(key, (None, None)), 2 if key == MODEL_WRITTEN else 1)
+                                            for key, _ in cols])
     return header, rows
 
 

@@ -26,10 +26,11 @@ import pathlib
 from typing import Callable, Iterator, Sequence
 
 from csro import events
+from csro.authorship import model_weight
 from csro.config import LLMConfig, RunConfig, apply_overrides, parse_config, parse_model
 from csro.errors import BudgetExhausted, ConfigError
 from csro.llm import stop_reason, usage
-from csro.store import RunStore, StoreError
+from csro.store import PolicyRecord, RunStore, SigmaRecord, StoreError
 
 LOCK_NAME = ".lock"
 RESUME_FIELDS = "llm.budget"  # what ``resume --set`` may change: the rest of a run is fixed by its store
@@ -144,10 +145,24 @@ def locked(directory: pathlib.Path) -> Iterator[None]:
         yield
 
 
+def latest_sigmas(policies: Sequence[PolicyRecord], sigmas: Sequence[SigmaRecord]) -> list[tuple[list[PolicyRecord], list[float]]]:
+    """Each player's population and the latest stored sigma's weight on each member (0 for
+    one it does not name), player by player (one pair in a symmetric game)."""
+    out = []
+    for player in sorted({r.player for r in policies}) or [0]:
+        mine = [s for s in sigmas if s.player == player]
+        last = dict(zip(mine[-1].names, mine[-1].sigma)) if mine else {}
+        members = [r for r in policies if r.player == player]
+        out.append((members, [last.get(r.id, 0.0) for r in members]))
+    return out
+
+
 def status(directory: str | pathlib.Path) -> dict:
     """Where the run stands (the ``csro status --json`` object): one population and sigma per
     player in ``populations``/``sigmas`` (one in a symmetric game); ``population``/``sigma`` are
-    player 0's."""
+    player 0's. Each member says who wrote it (``author``, ``csro.authorship``) and with which
+    calls; ``sigma_model_written`` is each population's sigma weight on the members the model
+    wrote."""
     with RunStore.open(directory) as store:
         config = store.config()
         finished = store.iterations()
@@ -158,15 +173,12 @@ def status(directory: str | pathlib.Path) -> dict:
         spent = usage(reply for _, reply in store.llm_calls())
         stopped = stop_reason(store.events())
         sandbox = store.events(events.SANDBOX)
-    players = sorted({r.player for r in policies}) or [0]
     populations, weights = [], []
-    for player in players:
-        mine = [s for s in sigmas if s.player == player]
-        last = dict(zip(mine[-1].names, mine[-1].sigma)) if mine else {}
-        members = [r for r in policies if r.player == player]
-        populations.append([{"id": r.id, "iteration": r.iteration, "oracle": r.oracle, "sha256": r.sha256,
-                             "utility": r.info.get("utility")} for r in members])
-        weights.append([last.get(r.id, 0.0) for r in members])
+    for members, sigma in latest_sigmas(policies, sigmas):
+        populations.append([{"id": r.id, "iteration": r.iteration, "oracle": r.oracle, "author": r.author,
+                             "call_keys": list(r.call_keys), "sha256": r.sha256, "utility": r.info.get("utility")}
+                            for r in members])
+        weights.append(sigma)
     return {
         "iteration": finished[-1]["iteration"] if finished else None,
         "iterations": config["iterations"],
@@ -175,6 +187,7 @@ def status(directory: str | pathlib.Path) -> dict:
         "sigma": weights[0],
         "populations": populations,
         "sigmas": weights,
+        "sigma_model_written": [model_weight([m["author"] for m in p], w) for p, w in zip(populations, weights)],
         "final": None if final is None else {k: final.get(k) for k in ("pop_return", "pop_expl", "agg_score", "nash_conv",
                                                                       "expl_estimate", "seats")},
         "llm": {**{k: llm[k] for k in ("calls", "tokens_in", "tokens_out", "errors")}, "usage": spent,

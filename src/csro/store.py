@@ -35,6 +35,7 @@ import sqlite3
 import time
 from typing import Callable, Collection, Sequence
 
+from csro.authorship import UNKNOWN, stored_author
 from csro._sqlite import LLM_CALLS_TABLE, SQLiteStore, StoreError
 from csro._sqlite import dumps as _dumps
 from csro.evaluation.payoff_table import MatchResult, PayoffTable, record
@@ -62,7 +63,7 @@ CREATE TABLE run (
 CREATE TABLE policies (
     seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, player INTEGER NOT NULL,
     iteration INTEGER NOT NULL, oracle TEXT NOT NULL, source TEXT, ref TEXT, sha256 TEXT,
-    parent TEXT, call_keys TEXT NOT NULL, info TEXT NOT NULL);
+    parent TEXT, call_keys TEXT NOT NULL, info TEXT NOT NULL, author TEXT);
 CREATE TABLE matches (
     seq INTEGER PRIMARY KEY, phase TEXT NOT NULL, policies TEXT NOT NULL,
     returns TEXT NOT NULL, seed INTEGER NOT NULL, forfeit TEXT,
@@ -99,6 +100,9 @@ class PolicyRecord:
       call_keys: ``str(CallKey)`` of the LLM calls that made it.
       info: JSON data: utility against sigma, attempts, why it was chosen, the name its
         oracle measured it by (``played_as``; see ``cell_names``), ...
+      author: who wrote the source (``csro.authorship``: model, grammar, example, builtin,
+        file); a member stored before authorship was recorded reads as derived from its
+        oracle, ref and call keys (``stored_author``).
     """
 
     id: str
@@ -111,6 +115,7 @@ class PolicyRecord:
     parent: str | None
     call_keys: tuple[str, ...] = ()
     info: dict = dataclasses.field(default_factory=dict)
+    author: str = UNKNOWN
 
 
 def cell_names(members: Sequence[PolicyRecord]) -> tuple[str, ...]:
@@ -183,12 +188,19 @@ class RunStore(SQLiteStore):
     @classmethod
     def _migrate(cls, conn: sqlite3.Connection) -> None:
         conn.execute(_PROGRAMS)
+        if "author" not in {row[1] for row in conn.execute("PRAGMA table_info(policies)")}:
+            try:  # NULL: stored before authorship was recorded (``PolicyRecord.author``)
+                conn.execute("ALTER TABLE policies ADD COLUMN author TEXT")
+            except sqlite3.OperationalError:  # another process opening the same run added it meanwhile
+                if "author" not in {row[1] for row in conn.execute("PRAGMA table_info(policies)")}:
+                    raise
 
     # -- policies ------------------------------------------------------------------------
     def add_policy(self, rec: PolicyRecord) -> None:
         """Insert a policy; the same id again with the same program is a no-op."""
         row = (rec.id, rec.player, rec.iteration, rec.oracle, rec.source, rec.ref, rec.sha256, rec.parent,
-               _dumps(list(rec.call_keys), f"policy {rec.id}'s call_keys"), _dumps(rec.info, f"policy {rec.id}'s info"))
+               _dumps(list(rec.call_keys), f"policy {rec.id}'s call_keys"), _dumps(rec.info, f"policy {rec.id}'s info"),
+               rec.author)
         with self._write() as conn:
             old = conn.execute("SELECT sha256, ref FROM policies WHERE id = ?", (rec.id,)).fetchone()
             if old is not None:
@@ -197,14 +209,19 @@ class RunStore(SQLiteStore):
                                      f"(sha256 {old[0]} ref {old[1]}, not {rec.sha256} ref {rec.ref})")
                 return
             conn.execute("INSERT INTO policies (id, player, iteration, oracle, source, ref, sha256, parent, "
-                         "call_keys, info) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+                         "call_keys, info, author) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
 
     def policies(self, player: int | None = None) -> list[PolicyRecord]:
         """The stored policies (of one player, if given) in insertion order."""
-        sql = "SELECT id, player, iteration, oracle, source, ref, sha256, parent, call_keys, info FROM policies"
+        sql = "SELECT id, player, iteration, oracle, source, ref, sha256, parent, call_keys, info, author FROM policies"
         rows = self._read(sql + " ORDER BY seq") if player is None else self._read(
             sql + " WHERE player = ? ORDER BY seq", (player,))
-        return [PolicyRecord(*r[:8], call_keys=tuple(json.loads(r[8])), info=json.loads(r[9])) for r in rows]
+        out = []
+        for r in rows:
+            keys = tuple(json.loads(r[8]))
+            out.append(PolicyRecord(*r[:8], call_keys=keys, info=json.loads(r[9]),
+                                    author=r[10] if r[10] is not None else stored_author(r[3], r[5], keys)))
+        return out
 
     # -- matches -------------------------------------------------------------------------
     def add_matches(self, phase: str, results: Sequence[MatchResult]) -> None:

@@ -2,6 +2,7 @@
 arena whose ``play`` counts (our own logic is faked; matches are counted, not simulated;
 checks run in the real sandbox)."""
 
+import dataclasses
 import hashlib
 
 import pytest
@@ -145,3 +146,32 @@ def test_programs_are_stored_with_lineage_and_failures(game, tmp_path):
     child = next(p for p in stored.values() if p["mutation"] == "rewrite" and p["status"] in ("ok", "not_promising"))
     assert child["parent"] in stored and child["call_key"].startswith("1/evolve-")
     assert all(k.startswith("1/evolve-") for k in result.call_keys)
+
+
+def test_each_program_records_its_author_and_the_answer_carries_it_issue_26(game, tmp_path):
+    """Seeds are the game's example, rewrites the model's (the grammar's when decoded under it);
+    the answer's author is its program's, and with no generation it is the example."""
+    store = RunStore.create(tmp_path / "run", {"test": True})
+    p0 = [Opponent("p0", 1.0, resolve("builtin:random", game))]
+    oracle = Evolve()
+    result = oracle.best_response(context(game, store, 1, p0, CountingPlay(), LLM()))
+    by_source = {p["source"]: p for p in store.programs()}
+    assert {p["author"] for p in store.programs() if p["mutation"] == "seed"} == {"example"}
+    assert {p["author"] for p in store.programs() if p["mutation"] == "rewrite"} == {"model"}
+    assert result.author == by_source[result.source]["author"]
+
+    class Grammar(LLM):
+        grammar = True
+
+    store = RunStore.create(tmp_path / "grammar", {"test": True})
+    ctx = context(game, store, 1, p0, CountingPlay(), Grammar())
+    Evolve().best_response(ctx)
+    rewrites = [p for p in store.programs() if p["mutation"] == "rewrite"]
+    assert rewrites and {p["author"] for p in rewrites} == {"grammar"}
+
+    store = RunStore.create(tmp_path / "seeds-only", {"test": True})
+    ctx = context(game, store, 1, p0, CountingPlay(), LLM())
+    ctx = dataclasses.replace(ctx, config=ctx.config.model_copy(update={"evolve": ctx.config.evolve.model_copy(
+        update={"generations": 0})}))
+    only = Evolve().best_response(ctx)
+    assert only.source == game.example_policy and only.author == "example" and only.call_keys == []

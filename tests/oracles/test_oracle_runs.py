@@ -20,7 +20,7 @@ def run(kind, make_ctx, script, **config):
 
 
 def test_get_oracle_names_the_field():
-    assert set(ORACLES.names()) == {"zero_shot", "linear_refinement", "reflect", "evolve"}
+    assert set(ORACLES.names()) == {"zero_shot", "linear_refinement", "reflect", "evolve", "no_model"}
     assert get_oracle("reflect").name == "reflect"
     with pytest.raises(ConfigError, match=r"^oracle.kind: unknown oracle 'alpha_evolve'"):
         get_oracle("alpha_evolve")
@@ -30,7 +30,7 @@ def test_zero_shot_extracts_the_program_from_prose(make_ctx):
     result, llm, events = run("zero_shot", make_ctx, {"propose": [fenced(program(5))]})
     assert result.source == program(5)
     assert result.feedback.utility == 5
-    assert result.call_keys == ["3/propose/0"]
+    assert result.call_keys == ["3/propose/0"] and result.author == "model"
     assert result.attempts == [Attempt("3/propose/0", "propose", True, None, 5.0)]
     assert [k for k, _ in events] == ["oracle_candidate"]
     assert "u = 5.0" in result.reason
@@ -101,7 +101,22 @@ def test_grammar_fallback_after_failed_repairs(make_ctx):
     assert grammar.key.step == "grammar-0" and grammar.grammar and "root ::=" in grammar.grammar
     assert grammar.stop == ()
     assert result.source.startswith(RRPS_HEADER)
-    assert result.call_keys == ["3/grammar-0/0"]
+    assert result.call_keys == ["3/grammar-0/0"] and result.author == "grammar"
+
+
+def test_a_refinement_of_a_grammar_program_is_the_models(make_ctx):
+    script = {"propose": ["no code"], "grammar-0": ['        return BEATS[self.last(self.opp)]\n'],
+              "refine-1": [fenced(program(4))]}
+    result, llm, _ = run("linear_refinement", make_ctx, script, max_repairs=0, max_refinements=1)
+    assert result.source == program(4) and result.author == "model"
+    assert result.call_keys == ["3/grammar-0/0", "3/refine-1/0"]
+
+
+def test_no_model_answers_the_example_without_a_call_issue_26(make_ctx, rrps):
+    result, llm, events = run("no_model", make_ctx, {})
+    assert result.source == rrps.example_policy and result.author == "example"
+    assert llm.requests == [] and result.call_keys == [] and result.attempts == []
+    assert result.feedback is not None
 
 
 def test_zero_shot_does_not_refine(make_ctx):

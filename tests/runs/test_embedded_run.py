@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from csro.store import RunStore
-from run_helpers import csro, status, write_config
+from run_helpers import csro, kill_after_iteration, status, write_config
 
 
 @pytest.mark.slow
@@ -40,3 +40,36 @@ def test_a_short_real_run_with_the_embedded_model(tmp_path):
         name = f"cand-{added[0].sha256[:12]}"
         checks = [m for m in store.matches("check") if name in m.policies]
         assert checks and all(m.forfeit is None for m in checks)
+
+
+@pytest.mark.slow
+def test_kill_9_and_resume_of_an_embedded_run_ends_like_an_uninterrupted_one(tmp_path):
+    """Issue 26: with prefix reuse, iteration 2 of the resumed run is decoded by a fresh process
+    (a cold cache) and of the uninterrupted run after iteration 1 (a warm one); both must write
+    the same text, so the runs end equal. Tiny settings: two iterations, one short call each."""
+    config = {
+        "game": "rrps(num_throws=100)",
+        "iterations": 2,
+        "seed": 3,
+        "matches_per_cell": 2,
+        "oracle": {"kind": "zero_shot", "max_repairs": 0, "max_tokens": 200},
+        "llm": {"provider": "embedded", "model": "qwen2.5-coder-0.5b", "threads": 2},
+        "evaluation": {"population": ["builtin:rockbot", "builtin:copybot"], "matches_per_opponent": 2},
+        "execution": {"processes": 2},
+    }
+    path = write_config(tmp_path / "c.yaml", config)
+    csro("run", path, "--out", tmp_path / "whole")
+    kill_after_iteration(path, tmp_path / "killed")
+    assert not status(tmp_path / "killed")["done"]
+    csro("resume", tmp_path / "killed")
+
+    def outcome(directory):
+        s = status(directory)
+        with RunStore.open(directory) as store:
+            calls = [(str(q.key), r.text) for q, r in store.llm_calls()]
+        return {"population": [(m["sha256"], m["author"]) for m in s["population"]], "sigma": s["sigma"],
+                "final": s["final"], "calls": calls}
+
+    whole, resumed = outcome(tmp_path / "whole"), outcome(tmp_path / "killed")
+    assert resumed == whole
+    assert [key for key, _ in whole["calls"]][:1] == ["1/propose/0"] and any(k.startswith("2/") for k, _ in whole["calls"])

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from run_helpers import csro
 
 
@@ -17,10 +19,16 @@ def test_a_tiny_grid_runs_summarises_and_resumes(tmp_path, replies):
             "--set", "meta_game.resamples=5", "--set", "execution.processes=2"]
     done = csro(*args)
     grid = tmp_path / "grid"
+    # progress (issue 26): before each cell, the cells done and left and the time left once one is timed
+    assert "grid: 0 cells done, 4 left, time left unknown yet; next zero_shot-s0" in done.stderr
+    assert "grid: 3 cells done, 1 left, about " in done.stderr and "; next no_model-s1" in done.stderr
     assert "summary.html" in done.stdout
     summary = json.loads((grid / "summary.json").read_text())
-    [ours] = summary["ours"]
+    ours, baseline = summary["ours"]
     assert ours["name"] == "zero_shot (ours)" and ours["seeds"] == 2 and ours["failed"] == 0
+    # the no-model row (issue 26): the same seeds with the game's example policy, no LLM call
+    assert baseline["name"] == "no model (baseline)" and baseline["seeds"] == 2 and baseline["failed"] == 0
+    assert summary["oracles"] == ["zero_shot", "no_model"]
     finals = []
     for seed in (0, 1):
         status = json.loads(csro("status", grid / "cells" / f"zero_shot-s{seed}", "--json").stdout)
@@ -28,6 +36,15 @@ def test_a_tiny_grid_runs_summarises_and_resumes(tmp_path, replies):
         finals.append(status["final"])
     mean = sum(f["agg_score"] for f in finals) / 2
     assert abs(ours["agg_score"][0] - mean) < 1e-9 and ours["agg_score"][1] is not None
+    written = [json.loads(csro("status", grid / "cells" / f"zero_shot-s{s}", "--json").stdout)["sigma_model_written"][0]
+               for s in (0, 1)]
+    assert ours["sigma_model_written"][0] == pytest.approx(sum(written) / 2)
+    for seed in (0, 1):
+        status = json.loads(csro("status", grid / "cells" / f"no_model-s{seed}", "--json").stdout)
+        assert status["done"] and status["llm"]["calls"] == 0
+        assert [m["author"] for m in status["population"]] == ["builtin", "example"]
+        assert status["sigma_model_written"] == [0.0]
+    assert baseline["sigma_model_written"] == [0.0, 0.0] and baseline["agg_score"][1] is not None
     assert [r["name"] for r in summary["references"]] == [
         "greenberg (measured here)", "iocainebot (measured here)", "randbot (measured here)"]
     assert any(r["name"] == "CSRO LinearRefinement (code, top-5) (paper)" for r in summary["paper"])
@@ -40,18 +57,21 @@ def test_a_tiny_grid_runs_summarises_and_resumes(tmp_path, replies):
     for name in ("summary.md", "summary.csv", "summary.html"):
         assert (grid / name).stat().st_size > 0
     assert "| zero_shot (ours) | 2 |" in (grid / "summary.md").read_text()
+    assert "sigma on model-written |" in (grid / "summary.md").read_text()
+    assert "| no model (baseline) | 2 |" in (grid / "summary.md").read_text()
     # again: every cell is finished, so nothing is run and the summary is the same
     calls = [json.loads(csro("status", grid / "cells" / f"zero_shot-s{s}", "--json").stdout)["llm"]["calls"]
              for s in (0, 1)]
     again = csro(*args)
-    assert "cell zero_shot-s0: resuming" in again.stderr
+    assert "cell zero_shot-s0: resuming" in again.stderr and "cells done" not in again.stderr  # nothing left
     assert json.loads((grid / "summary.json").read_text())["ours"] == summary["ours"]
     assert calls == [json.loads(csro("status", grid / "cells" / f"zero_shot-s{s}", "--json").stdout)["llm"]["calls"]
                      for s in (0, 1)]
     # a grid is a run kind: status and report work on its directory
     status = json.loads(csro("status", grid, "--json").stdout)
     assert status["kind"] == "reproduce" and status["done"] and status["ours"] == summary["ours"]
-    assert status["cells"] == {f"zero_shot-s{s}": {"iteration": 1, "done": True} for s in (0, 1)}
+    assert status["cells"] == {f"{o}-s{s}": {"iteration": 1, "done": True} for o in ("zero_shot", "no_model")
+                               for s in (0, 1)}
     (grid / "summary.json").unlink()
     assert csro("report", grid).stdout.strip() == str(grid / "summary.html")
     assert json.loads((grid / "summary.json").read_text())["ours"] == summary["ours"]
@@ -80,3 +100,28 @@ def test_a_grid_recorded_before_a_new_config_field_is_the_same_grid():
     older["base"]["llm"]["threads"] = 2
     assert not same_grid(older, record)
     assert not same_grid({"game": "leduc"}, record)
+
+
+def test_the_baseline_row_is_added_once_and_can_be_left_out():
+    from csro.reproduce import grid_config, make_grid
+
+    def oracles(names, **kw):
+        return make_grid(grid_config("rrps", config=None, oracles=names, seeds=1, overrides=[], **kw)).oracles
+
+    assert oracles(["evolve"]) == ("evolve", "no_model")
+    assert oracles(["no_model", "evolve"]) == ("no_model", "evolve")
+    assert oracles(["evolve"], baseline=False) == ("evolve",)
+
+
+def test_the_time_left_is_the_mean_of_each_oracles_cells_run_so_far():
+    from csro.reproduce import CellClock, Grid
+
+    grid = Grid("rrps", ("evolve", "no_model"), (0, 1, 2), {})
+    clock = CellClock(grid, {"evolve-s0"})  # finished before this call: done, not timed
+    assert clock.where() == {"done": 1, "left": 5, "eta_s": None}
+    clock.finished("evolve-s0", "evolve", 0.1)
+    clock.finished("evolve-s1", "evolve", 100.0)
+    assert clock.where() == {"done": 2, "left": 4, "eta_s": 400.0}  # no_model untimed: the mean of all
+    clock.finished("evolve-s2", "evolve", 200.0)
+    clock.finished("no_model-s0", "no_model", 4.0)
+    assert clock.where() == {"done": 4, "left": 2, "eta_s": 8.0}

@@ -41,6 +41,12 @@ def test_a_files_run_completes_and_shows_its_policies(tmp_path, replies):
     assert [m["sha256"] for m in s["population"][1:]] == [_sha(src) for src in POLICIES.values()]
     assert s["population"][0]["oracle"] == "initial" and s["population"][1]["oracle"] == "zero_shot"
     assert len(s["sigma"]) == 4 and sum(s["sigma"]) == pytest.approx(1.0)
+    # authorship (issue 26): the initial built-in and the model's programs with the calls that wrote them
+    assert [m["author"] for m in s["population"]] == ["builtin", "model", "model", "model"]
+    assert [m["call_keys"] for m in s["population"]] == [[], ["1/propose/0"], ["2/propose/0"], ["3/propose/0"]]
+    assert s["sigma_model_written"] == [pytest.approx(sum(s["sigma"][1:]))]
+    assert f"sigma on model-written: {s['sigma_model_written'][0]:.2f}" in done.stdout
+    assert "│ author " in done.stdout.replace("┃", "│")
     assert set(s["final"]) == {"pop_return", "pop_expl", "agg_score", "nash_conv", "expl_estimate", "seats"}
     assert s["final"]["seats"] is None and s["populations"] == [s["population"]]  # one shared population
     assert -200 <= s["final"]["pop_return"] <= 200
@@ -55,6 +61,7 @@ def test_a_files_run_completes_and_shows_its_policies(tmp_path, replies):
     for docstring in ("Counters the opponent", "Beats the opponent", "Predicts the opponent"):
         assert docstring in html  # every policy's source is shown
     assert "PopReturn" in html
+    assert f"sigma on model-written programs</th><td>{s['sigma_model_written'][0]:.2f}" in html
     with RunStore.open(directory) as store:
         final = store.final()
         assert final["pop_return"] == s["final"]["pop_return"]

@@ -98,15 +98,18 @@ def _cost_line(s: dict, roles: bool = True) -> None:
 
 
 def _population_table(s: dict, title: str | None = None) -> None:
-    """One table per population (one per player in n-player, general-sum or asymmetric games)."""
+    """One table per population (one per player in n-player, general-sum or asymmetric games),
+    each member with its author (``csro.authorship``), and sigma's weight on the model's."""
     several = len(s["populations"]) > 1
     for player, (population, sigma) in enumerate(zip(s["populations"], s["sigmas"])):
         caption = f"{title}, player {player}" if title and several else (f"player {player}" if several else title)
-        table = Table("policy", "iteration", "oracle", "u vs sigma_(k-1)", "sigma", "sha256", title=caption)
+        table = Table("policy", "iteration", "oracle", "author", "u vs sigma_(k-1)", "sigma", "sha256", title=caption)
         for member, weight in zip(population, sigma):
-            table.add_row(member["id"], str(member["iteration"]), member["oracle"], _fmt(member.get("utility"), 2),
-                          f"{weight:.3f}", (member["sha256"] or "built-in")[:12])
+            table.add_row(member["id"], str(member["iteration"]), member["oracle"], member["author"],
+                          _fmt(member.get("utility"), 2), f"{weight:.3f}", (member["sha256"] or "built-in")[:12])
         out.print(table)
+        out.print(f"sigma on model-written: {s['sigma_model_written'][player]:.2f}"
+                  + (f" (player {player})" if several else ""), highlight=False)
 
 
 def _status_text(directory: pathlib.Path, s: dict) -> None:

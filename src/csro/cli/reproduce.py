@@ -24,8 +24,18 @@ out = Console(width=None if sys.stdout.isatty() else 200)
 def event_line(step: int, kind: str, data: dict, total: int | None) -> str | None:
     """A cell's progress, and its own run's lines as a CSRO run shows them."""
     if kind == events.GRID_CELL:
+        if data["what"] == "next":
+            eta = "time left unknown yet" if data["eta_s"] is None else f"about {_duration(data['eta_s'])} left"
+            return f"[bold]grid[/bold]: {data['done']} cells done, {data['left']} left, {eta}; next {data['cell']}"
         return f"[bold]cell {data['cell']}[/bold]: {data['what']}"
     return loop.event_line(step, kind, data, total)
+
+
+def _duration(seconds: float) -> str:
+    """``42 s``, ``12 min``, ``3.5 h``."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
 
 
 def closing(directory: pathlib.Path, report: pathlib.Path, s: dict) -> None:
@@ -62,6 +72,9 @@ def reproduce_cmd(
     oracles: str = typer.Option("zero_shot,linear_refinement", "--oracles",
                                 help="Comma-separated oracle kinds, one row each."),
     seeds: int = typer.Option(3, "--seeds", help="Seeds per oracle (0, 1, ...)."),
+    baseline: bool = typer.Option(True, "--baseline/--no-baseline",
+                                  help="Add the no-model row (the game's example policy, no LLM call) with the "
+                                       "same seeds."),
     config: Optional[pathlib.Path] = typer.Option(None, "--config", "-c", help="Base run configuration "
                                                   "(default: configs/reproduce-GAME.yaml)."),
     overrides: List[str] = typer.Option([], "--set", help="Override a base field: key.path=value (repeatable), "
@@ -72,7 +85,7 @@ def reproduce_cmd(
     from csro.reproduce import grid_config, make_grid
 
     grid = grid_config(game, config=config, oracles=[o.strip() for o in oracles.split(",") if o.strip()],
-                       seeds=seeds, overrides=overrides)
+                       seeds=seeds, overrides=overrides, baseline=baseline)
     make_grid(grid)  # an unknown oracle is refused before anything is written
     with run_hooks(VIEW, grid.base.iterations) as hooks:
         report = runkinds.start(grid, out_dir, hooks)

@@ -98,6 +98,8 @@ class OracleResult:
       call_keys: ``str(CallKey)`` of every call that contributed to the chosen program.
       reason: one line: why this program, or why none.
       attempts: every candidate program.
+      author: who wrote ``source`` (``csro.authorship``: model, grammar, example); None with
+        ``source``, and from an oracle that does not say (the loop records ``unknown``).
     """
 
     source: str | None
@@ -105,6 +107,7 @@ class OracleResult:
     call_keys: list[str]
     reason: str
     attempts: list[Attempt]
+    author: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -27,6 +27,7 @@ import dataclasses
 from typing import Sequence
 
 from csro.arena import Feedback
+from csro.authorship import GRAMMAR, MODEL
 from csro.drafting import Draft, Drafting, repair_prompt, settle, write
 from csro.extract import extract_code, program_id
 from csro.config import OracleConfig
@@ -44,11 +45,13 @@ ERROR_TOKENS = 60  # a check error and the request to fix it (repair prompts; co
 
 @dataclasses.dataclass(frozen=True)
 class Candidate:
-    """A valid program with its feedback and the call keys that produced it."""
+    """A valid program with its feedback, the call keys that produced it and its author
+    (``csro.authorship``: the model, or the grammar of the fallback)."""
 
     source: str
     feedback: Feedback
     keys: tuple[str, ...]
+    author: str = MODEL
 
     @property
     def utility(self) -> float:
@@ -81,7 +84,7 @@ class Proposer:
         valid = [d for d in drafts if d.valid]
         if not valid and cfg.grammar_fallback:
             head, gbnf = grammar_for(self.ctx.game)
-            draft = Draft(list(messages), list(parent_keys), extra={"sample": 0})
+            draft = Draft(list(messages), list(parent_keys), extra={"sample": 0, "author": GRAMMAR})
             request = self.request(f"grammar-{round_}", messages, prefill_text=head, grammar=gbnf,
                                    stop=(), max_tokens=min(GRAMMAR_TOKENS, cfg.max_tokens))
             settle([draft], [request], self.ctx.llm.complete_many([request]), self._drafting(f"grammar-{round_}", round_))
@@ -117,7 +120,7 @@ class Proposer:
             feedback = self.ctx.evaluate(d.source)
             self._played[pid] = self._record(d.keys[-1], step, None, feedback.utility)
             if best is None or feedback.utility > best.utility:
-                best = Candidate(d.source, feedback, tuple(d.keys))
+                best = Candidate(d.source, feedback, tuple(d.keys), d.extra.get("author", MODEL))
         return best
 
     def _record(self, key: str, step: str, error: str | None, utility: float | None,

@@ -115,4 +115,4 @@ def _result(name: str, best: Candidate | None, proposer: Proposer, rounds: int) 
         return OracleResult(None, None, [], reason, attempts)
     reason = (f"{name}: best of {valid} valid of {len(attempts)} programs, u = {best.utility:.1f} "
               f"after {rounds} round(s)")
-    return OracleResult(best.source, best.feedback, list(best.keys), reason, attempts)
+    return OracleResult(best.source, best.feedback, list(best.keys), reason, attempts, best.author)

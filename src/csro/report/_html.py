@@ -63,10 +63,11 @@ def policy_link(name: str, known: set[str]) -> str:
     return esc(name)
 
 
-def weights_table(weights: Mapping[str, Any], known: set[str]) -> str:
-    """Names and weights, heaviest first."""
+def weights_table(weights: Mapping[str, Any], known: set[str], authors: Mapping[str, str]) -> str:
+    """Names, their authors (``csro.authorship``) and weights, heaviest first."""
     rows = sorted(weights.items(), key=lambda kv: -float(kv[1]) if isinstance(kv[1], numbers.Number) else 0.0)
-    return table(["policy", "weight"], ([policy_link(k, known), fmt(v)] for k, v in rows), "narrow")
+    return table(["policy", "author", "weight"],
+                 ([policy_link(k, known), esc(authors.get(k, "?")), fmt(v)] for k, v in rows), "narrow")
 
 
 def figure(svg: str | None, caption: str, missing: str) -> str:

@@ -44,7 +44,10 @@ def reproduce_page(summary: dict, header: Sequence[str], rows: Sequence[Sequence
                         ("oracles", esc(", ".join(summary["oracles"])))])
     body = [f'<section id="table"><h2>Table</h2>{facts}',
             "<p>Ours: mean over seeds ± 95% Student-t interval across seeds (one seed: the run's own "
-            "interval). Measured here: the reference policies with the same evaluation population, "
+            "interval). No model (baseline): the same cells with the game's example policy as every best "
+            "response and no LLM call, so the difference is what the model added. Sigma on model-written: "
+            "sigma_K's weight on the programs an LLM call wrote (the rest are the initial policy and the "
+            "example). Measured here: the reference policies with the same evaluation population, "
             "matches and seed. Paper: Hennes et al. 2026 (bots: OpenSpiel's 43×43 table).</p>",
             table(header, [[esc(c) for c in r] for r in rows]), "</section>",
             '<section id="curves"><h2>Over iterations</h2>',

@@ -16,6 +16,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
 from csro import events
+from csro.authorship import UNKNOWN, model_weight
 from csro.llm import LLMReply, LLMRequest, role_of, stop_reason
 from csro.llm import usage as llm_usage
 from csro.policies import describe_layers
@@ -129,11 +130,14 @@ def final_metrics(run: Run) -> str:
         rows.append((label, ", ".join(policy_link(n, run.names) for n in members) or "—"))
     sigma = final.get("sigma")
     sigmas = sigma if isinstance(sigma, list) else [sigma]
+    authors = {p.id: p.author for p in run.policies}
     if not sigma:
         mixture = '<p class="missing">No final mixture is stored.</p>'
     elif all(isinstance(s, dict) and all(isinstance(v, (int, float)) for v in s.values()) for s in sigmas):
-        mixture = "".join((f"<h4>player {p}</h4>" if per_player else "") + weights_table(s, run.names)
+        mixture = "".join((f"<h4>player {p}</h4>" if per_player else "") + weights_table(s, run.names, authors)
                           for p, s in enumerate(sigmas))
+        rows.append(("sigma on model-written programs", " / ".join(
+            f"{model_weight([authors.get(n, UNKNOWN) for n in s], s.values()):.2f}" for s in sigmas)))
     else:
         mixture = json_block(sigma)
     seats = final.get("seats") or []
@@ -184,6 +188,7 @@ def policies(run: Run) -> str:
 def _policy(p: PolicyRecord, known: set[str], children: list[str], weight: float | None,
             by_key: dict[str, tuple[LLMRequest, LLMReply]]) -> str:
     facts = [("player", fmt(p.player)), ("iteration", fmt(p.iteration)), ("oracle", esc(p.oracle)),
+             ("author", esc(p.author)),
              ("parent", policy_link(p.parent, known) if p.parent else "—"),
              ("children", ", ".join(policy_link(c, known) for c in children) or "—"),
              ("sha256", f"<code>{esc(p.sha256[:16])}</code>" if p.sha256 else "—"),
@@ -194,7 +199,8 @@ def _policy(p: PolicyRecord, known: set[str], children: list[str], weight: float
         if value is None or isinstance(value, (str, int, float, bool)):
             facts.append((str(key), fmt(value)))
     nested = {k: v for k, v in p.info.items() if not (v is None or isinstance(v, (str, int, float, bool)))}
-    parts = [f'<h3>{esc(p.id)} <span class="tag">{esc(p.oracle)}</span></h3>', key_values(facts)]
+    parts = [f'<h3>{esc(p.id)} <span class="tag">{esc(p.oracle)}</span> <span class="tag">{esc(p.author)}</span></h3>',
+             key_values(facts)]
     if nested:
         parts.append(details("More info (" + esc(", ".join(nested)) + ")", json_block(nested)))
     if p.source is not None:

@@ -58,6 +58,9 @@ class Program:
       error: why it failed, one line.
       call_key: the LLM call that wrote it.
       info: anything else (quick scores, fitness at birth).
+      author: who wrote the source (``csro.authorship``: ``model``, ``grammar`` for a rewrite
+        decoded under the grammar and not repaired, the seeds' author; a migrant keeps its
+        original's); None for a program stored before authorship was recorded.
     """
 
     id: str
@@ -76,6 +79,7 @@ class Program:
     error: str | None = None
     call_key: str | None = None
     info: dict = dataclasses.field(default_factory=dict)
+    author: str | None = None
 
     @property
     def evaluated(self) -> bool:

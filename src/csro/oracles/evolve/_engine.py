@@ -36,6 +36,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from csro.authorship import EXAMPLE, GRAMMAR, MODEL
 from csro.config import EvolveConfig
 from csro.drafting import Draft, Drafting, mend, repair_prompt, settle
 from csro.extract import Extracted, extract_code, program_id
@@ -122,8 +123,9 @@ class Evolution:
                 self._scored.setdefault(program_id(p.source), p.scores)
 
     # -- seeds ------------------------------------------------------------------------------------
-    def add_seeds(self, sources: Sequence[str]) -> None:
-        """Evaluate the starting programs fully and place a copy on every island."""
+    def add_seeds(self, sources: Sequence[str], author: str = EXAMPLE) -> None:
+        """Evaluate the starting programs fully and place a copy on every island; ``author``
+        wrote them (``csro.authorship``; a game's example or a problem's seed by default)."""
         errors = self.problem.check(sources)
         valid = [s for s, e in zip(sources, errors) if e is None]
         for e in errors:
@@ -135,7 +137,8 @@ class Evolution:
             for island in range(self.db.islands):
                 program = Program(id=f"seed{self.iteration}.{k}.{island}", iteration=self.iteration, generation=-1,
                                   island=island, source=source, mutation="seed", status="seed", stage=FULL,
-                                  scores=dict(sc), info={"quick": {"scores": q, "fitness": self.problem.fitness(q)}})
+                                  scores=dict(sc), info={"quick": {"scores": q, "fitness": self.problem.fitness(q)}},
+                                  author=author)
                 self._finish(program)
 
     # -- generations --------------------------------------------------------------------------------
@@ -253,8 +256,8 @@ class Evolution:
         mend(self.llm.complete_many, drafts, drafting)
         for p, d, diff in zip(programs, drafts, diffs):
             p.source, p.diff = d.source, diff
-            if len(d.keys) > 1:  # the source is the last repair's class, not the parent with the diff
-                p.diff, p.info["repairs"] = None, d.keys[1:]
+            if len(d.keys) > 1:  # the source is the last (free) repair's class, not the parent with the diff
+                p.diff, p.info["repairs"], p.author = None, d.keys[1:], MODEL
             if d.error is not None:
                 p.status = "llm_error" if not d.reply.ok else "invalid" if d.source is not None else \
                     "apply_failed" if d.extra["mutation"] == "diff" else "no_code"
@@ -354,7 +357,7 @@ class Evolution:
         return Program(id=f"e{self.iteration}.{g}.{slot.island}.{slot.index}", iteration=self.iteration, generation=g,
                        island=slot.island, source=None, parent=slot.parent.id,
                        inspirations=tuple(i.id for i in slot.inspirations), mutation=slot.mutation,
-                       call_key=str(slot.request.key))
+                       call_key=str(slot.request.key), author=GRAMMAR if slot.request.grammar else MODEL)
 
     def _finish(self, program: Program) -> None:
         program.descriptor = tuple(self.problem.descriptor(program)) if program.evaluated else ()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 
 from csro.arena import Feedback
+from csro.authorship import EXAMPLE, MODEL, UNKNOWN
 from csro.config import OracleConfig
 from csro.evaluation import code_policy
 from csro.events import EVOLVE_RESCORED
@@ -123,7 +124,22 @@ class Evolve(Oracle):
         feedback = Feedback(fitness, {n: v for n, v in best.scores.items() if n in support}, {}, (), 0)
         reason = (f"evolve: {best.id} ({best.mutation} of {best.parent}) is the fittest of "
                   f"{len(self.db.programs)} programs, u = {fitness:.1f}; stopped by {stop}")
-        return OracleResult(best.source, feedback, self._lineage(best), reason, attempts)
+        return OracleResult(best.source, feedback, self._lineage(best), reason, attempts, self._author(best))
+
+    def _author(self, program: Program) -> str:
+        """Who wrote the program's source: its own record, a migrant's original; for a program
+        stored before authorship was recorded, a seed's is the example and a call's the model."""
+        seen, p = set(), program
+        while p is not None and p.id not in seen:
+            seen.add(p.id)
+            if p.author is not None:
+                return p.author
+            if p.mutation == "seed":
+                return EXAMPLE
+            if p.call_key:
+                return MODEL
+            p = self.db.programs.get(p.parent) if p.parent else None
+        return UNKNOWN
 
     def _lineage(self, program: Program) -> list[str]:
         keys, seen, p = [], set(), program
