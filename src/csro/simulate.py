@@ -74,7 +74,7 @@ class StoredSimulator:
         todo = [i for i, results in enumerate(stored) if len(results) < matches]
         if todo:
             chunks = plan_chunks(self.game.name, self.game.num_players, [pairs[i] for i in todo], matches,
-                                 self.seed, self.limits, self.backend.chunk_matches)
+                                 self.seed, self.limits, self.backend.chunk_matches, self.backend.parallelism)
             known = {r.seed for i in todo for r in stored[i]}  # a match's seed names it
             chunks = [c for c in (dataclasses.replace(c, jobs=tuple(j for j in c.jobs if j.seed not in known))
                                   for c in chunks) if c.jobs]
@@ -118,7 +118,7 @@ class StoredSimulator:
         todo = [i for i, results in enumerate(stored) if len(results) < matches]
         if todo:
             chunks = plan_profiles(self.game.name, [profiles[i] for i in todo], matches, self.seed, self.limits,
-                                   self.backend.chunk_matches)
+                                   self.backend.chunk_matches, self.backend.parallelism)
             known = {r.seed for i in todo for r in stored[i]}
             chunks = [c for c in (dataclasses.replace(c, jobs=tuple(j for j in c.jobs if j.seed not in known))
                                   for c in chunks) if c.jobs]

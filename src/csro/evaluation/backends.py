@@ -34,10 +34,15 @@ CONNECT_TIMEOUT_S = 5.0  # to open a TCP connection to a cluster's address
 class Backend(abc.ABC):
     """Plays chunks and returns their match results in chunk order (as ``run_chunks``).
 
-    ``chunk_matches`` is how many matches a runner process should play together (None: the
-    runner's ``CHUNK_TARGET``); callers plan their chunks with it. Speed only."""
+    ``chunk_matches`` is how many matches a runner process should play together at most
+    (None: the runner's ``CHUNK_TARGET``) and ``parallelism`` how many chunks it plays at
+    once; callers plan their chunks with both. Speed only: results do not depend on them."""
 
     chunk_matches: int | None = None
+
+    @property
+    def parallelism(self) -> int:
+        return os.cpu_count() or 1
 
     @abc.abstractmethod
     def run(self, chunks: Sequence[Chunk], progress: ProgressFn | None = None) -> list[MatchResult]:
@@ -59,6 +64,10 @@ class LocalBackend(Backend):
     def __init__(self, processes: int | None = None, chunk_matches: int | None = None):
         self.processes = processes
         self.chunk_matches = chunk_matches
+
+    @property
+    def parallelism(self) -> int:
+        return self.processes or os.cpu_count() or 1
 
     def run(self, chunks: Sequence[Chunk], progress: ProgressFn | None = None) -> list[MatchResult]:
         return run_chunks(chunks, processes=self.processes, progress=progress)
@@ -97,6 +106,11 @@ class RayBackend(Backend):
                 raise ConfigError(f"cannot start or reach {where}: {first}") from None
             self._owned = True
         self._play = self._ray.remote(num_cpus=1)(play_on_node)
+
+    @property
+    def parallelism(self) -> int:
+        """The cluster's CPUs (one chunk a CPU)."""
+        return max(1, int(self._ray.cluster_resources().get("CPU", 1)))
 
     def run(self, chunks: Sequence[Chunk], progress: ProgressFn | None = None) -> list[MatchResult]:
         ray = self._ray

@@ -80,7 +80,11 @@ def evaluate(game: CodeGame, policies: Sequence[PolicySpec], opponents: Sequence
         if len(set(names)) != len(names):
             raise ConfigError(f"duplicate {label} names: {names}")
     pairs = [(p, o) for p in policies for o in opponents]
-    chunks = plan_chunks(game.name, game.num_players, pairs, matches, seed, limits)
+    if backend is None:
+        chunks = plan_chunks(game.name, game.num_players, pairs, matches, seed, limits, parallel=processes)
+    else:
+        chunks = plan_chunks(game.name, game.num_players, pairs, matches, seed, limits, backend.chunk_matches,
+                             backend.parallelism)
     if backend is None:
         results = run_chunks(chunks, processes=processes, progress=progress)
     else:

@@ -75,50 +75,61 @@ class Chunk:
     trace: bool = False
 
 
-CHUNK_TARGET = 128  # matches per chunk to aim for: amortises a worker start and round trips
-MIN_CHUNKS = 2  # per policy, when there are enough matches: something to run in parallel
+CHUNK_TARGET = 256  # matches per chunk at most, by default: amortises a worker start and round trips
+MIN_CHUNK = 8  # matches per chunk at least, where a policy has that many: a worker start is ~45 ms
 
 
 def plan_chunks(game_name: str, num_players: int, pairs: Sequence[tuple[PolicySpec, PolicySpec]],
-                matches: int, seed: int, limits: SandboxLimits, target: int | None = None) -> list[Chunk]:
+                matches: int, seed: int, limits: SandboxLimits, target: int | None = None,
+                parallel: int | None = None) -> list[Chunk]:
     """Chunks for ``matches`` matches of each (policy, opponent) pair.
 
-    A chunk holds one policy's matches for a block of match indices against all of its
-    opponents, the block sized so a chunk has about ``target`` matches (default
-    ``CHUNK_TARGET``: e.g. two indices against the 43 RRPS bots) while each policy still has
-    ``MIN_CHUNKS`` chunks when it has at least that many match indices. The layout is a
-    matter of speed only: a match's result does not depend on it.
+    A chunk holds consecutive matches of one policy (match index by match index, each
+    against all of its opponents). Each policy's matches are cut into equal chunks of at
+    most ``target`` (default ``CHUNK_TARGET``) matches, their number a multiple of
+    ``parallel`` (the processes that will play them; default the CPU count) so that every
+    process has as much to do, but no chunk under ``MIN_CHUNK`` matches. The layout is a
+    matter of speed only: a match's result does not depend on it (issue 28).
 
     Two-player games alternate seats (the policy is seat 0 in even matches); in
     n-player games the policy takes seat ``m % n`` and the opponent fills the others.
     """
-    opponents_of: dict[str, int] = {}
-    for policy, _ in pairs:
-        opponents_of[policy.name] = opponents_of.get(policy.name, 0) + 1
-    by_key: dict[tuple[str, int], list[MatchJob]] = {}
-    for policy, opponent in pairs:
-        block = max(1, min((target or CHUNK_TARGET) // opponents_of[policy.name], -(-matches // MIN_CHUNKS)))
-        for m in range(matches):
-            focal = m % num_players
+    jobs_of: dict[str, list[MatchJob]] = {}
+    for m in range(matches):
+        focal = m % num_players
+        for policy, opponent in pairs:
             seats = tuple(SeatRef.of(policy if s == focal else opponent) for s in range(num_players))
-            job = MatchJob(seats, derive_seed(seed, policy.name, opponent.name, m))
-            by_key.setdefault((policy.name, m // block), []).append(job)
-    return [Chunk(game_name, tuple(jobs), limits) for _, jobs in sorted(by_key.items())]
+            jobs_of.setdefault(policy.name, []).append(MatchJob(seats, derive_seed(seed, policy.name, opponent.name, m)))
+    return [Chunk(game_name, part, limits) for name in sorted(jobs_of)
+            for part in _cut(jobs_of[name], target, parallel)]
 
 
 def plan_profiles(game_name: str, profiles: Sequence[Sequence[PolicySpec]], matches: int, seed: int,
-                  limits: SandboxLimits, target: int | None = None) -> list[Chunk]:
+                  limits: SandboxLimits, target: int | None = None, parallel: int | None = None) -> list[Chunk]:
     """Chunks for ``matches`` matches of each profile, every policy in its own seat.
 
     The per-player populations of an n-player or asymmetric game meet as profiles (the
     policy of player p in seat p, never another seat). A match's seed depends on the run
-    seed, the seated names in order and the match index only; a chunk holds up to
-    ``target`` (default ``CHUNK_TARGET``) matches of consecutive profiles.
+    seed, the seated names in order and the match index only; the matches of consecutive
+    profiles are cut into chunks as ``plan_chunks`` cuts a policy's.
     """
     jobs = [MatchJob(tuple(SeatRef.of(s) for s in profile), derive_seed(seed, *(s.name for s in profile), m))
             for profile in profiles for m in range(matches)]
+    return [Chunk(game_name, part, limits) for part in _cut(jobs, target, parallel)]
+
+
+def _cut(jobs: list[MatchJob], target: int | None, parallel: int | None) -> list[tuple[MatchJob, ...]]:
+    """``jobs`` in consecutive parts of equal size (within one): at most ``target`` each, as
+    many as a multiple of ``parallel``, none under ``MIN_CHUNK`` where there are that many."""
+    parallel = parallel or os.cpu_count() or 1
     size = target or CHUNK_TARGET
-    return [Chunk(game_name, tuple(jobs[i:i + size]), limits) for i in range(0, len(jobs), size)]
+    parts = parallel * -(-len(jobs) // (parallel * size))
+    parts = max(1, min(parts, len(jobs) // MIN_CHUNK))
+    step, extra = divmod(len(jobs), parts)
+    bounds = [0]
+    for i in range(parts):
+        bounds.append(bounds[-1] + step + (i < extra))
+    return [tuple(jobs[a:b]) for a, b in zip(bounds, bounds[1:]) if b > a]
 
 
 # "fork" starts a pool process in milliseconds, with csro and pyspiel already imported, and
