@@ -532,10 +532,14 @@ def _run_batch(objects, loaded, streams, calls, rec, max_frame,
 
 
 def _instantiate(loaded):
-    """A policy object from a fresh run of the module's code (``loaded``: the code and the
-    class name ``_compile`` checked). Raises what the module or the constructor raises."""
-    code, class_name = loaded
-    cls = _run_module(code).__dict__.get(class_name)
+    """A policy object from a fresh run of the module (``loaded``: the source and the class
+    name ``_compile`` checked). Raises what the module or the constructor raises.
+
+    The source is compiled again for each instance (~0.1 ms): instances sharing one code
+    object would each bring their own class and globals to its specialised bytecode, whose
+    caches then miss on every call (CPython 3.11+; measured ~25% more worker CPU on RRPS)."""
+    source, class_name = loaded
+    cls = _run_module(compile(source, "<policy>", "exec", dont_inherit=True)).__dict__.get(class_name)
     if not isinstance(cls, type):
         raise TypeError("the policy module defines no class %r this time" % class_name)
     return cls()
@@ -596,7 +600,7 @@ def _shrink(seq, values, errors, max_frame):
 
 
 def _compile(source, class_name, rec):
-    """Compile and run the policy module once, as a check: ((code, class name), None), or
+    """Compile and run the policy module once, as a check: ((source, class name), None), or
     (None, [reason, detail]). Instances run fresh copies of it (``_instantiate``)."""
     try:
         code = compile(source, "<policy>", "exec", dont_inherit=True)
@@ -620,7 +624,7 @@ def _compile(source, class_name, rec):
         return None, ["compile_error", "the source defines no %r" % class_name]
     if not isinstance(cls, type):
         return None, ["compile_error", "%r is not a class" % class_name]
-    return (code, class_name), None
+    return (source, class_name), None
 
 
 def _run_module(code):
