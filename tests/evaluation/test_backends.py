@@ -5,7 +5,7 @@ import socket
 import pytest
 
 from csro.config import ExecutionConfig
-from csro.errors import ConfigError
+from csro.errors import ConfigError, CsroError
 from csro.evaluation import evaluate, resolve
 from csro.evaluation.backends import LocalBackend, RayBackend, make_backend
 from csro.evaluation.policy_ref import code_policy
@@ -80,3 +80,21 @@ def test_real_local_ray_gives_the_local_payoff_table(rrps):
     assert [s.to_dict() for s in local.scores] == [s.to_dict() for s in remote.scores]
     assert seen and seen[-1] == (18, 18)
     assert any(r.forfeit and r.forfeit[1] == "exception" for r in remote.results)
+
+
+@pytest.mark.slow
+def test_a_ray_worker_that_dies_stops_the_evaluation_with_an_error_naming_it(rrps):
+    pair = [(resolve("builtin:rockbot", rrps), resolve("builtin:randbot", rrps))]
+    from csro.evaluation.runner import plan_chunks
+
+    chunks = plan_chunks(rrps.name, 2, pair, 2, 0, FAST)
+
+    def _die(chunk, version):  # nested: Ray ships it by value
+        import os
+        os._exit(1)  # the Ray worker process dies, as it does with its node
+
+    with RayBackend(num_cpus=1) as ray_backend:
+        ray_backend._play = ray_backend._ray.remote(num_cpus=1, max_retries=0)(_die)
+        with pytest.raises(CsroError, match=r"the Ray cluster could not finish a chunk of matches "
+                                            r"\(\w+Error: .*`csro resume` continues the run"):
+            ray_backend.run(chunks)

@@ -136,6 +136,12 @@ class RayBackend(Backend):
             if isinstance(exc.cause, CsroError):  # e.g. SandboxError: this node cannot sandbox
                 raise exc.cause from None
             raise
+        except ray.exceptions.RayError as exc:  # the cluster itself: a node or worker died for good
+            for ref in pending:
+                ray.cancel(ref)
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise CsroError(f"the Ray cluster could not finish a chunk of matches ({type(exc).__name__}: "
+                            f"{first}); what was stored before stays, and `csro resume` continues the run") from exc
         return [r for chunk_results in results for r in chunk_results]
 
     def close(self) -> None:
