@@ -13,7 +13,8 @@ is running (one instance is one seat of one match):
   generator of an instance always gets the same seed);
 * NumPy's legacy global functions (``np.random.choice``, ...), ``np.random.seed``,
   ``np.random.default_rng()`` and ``np.random.RandomState()`` without a seed: the same,
-  once the policy has imported ``numpy.random``.
+  once the policy has imported ``numpy.random`` (checked after its first run and after
+  each batch of calls).
 
 Not routed (documented in docs/sandbox.md): entropy asked of the system (``os.urandom``,
 ``random.SystemRandom``, ``secrets``), the clock, and a generator the policy seeds itself

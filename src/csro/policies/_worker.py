@@ -513,9 +513,6 @@ def _run_batch(objects, loaded, streams, calls, rec, max_frame,
             errors.append([len(values)] + (["forbidden", rec[0]] if rec else _failure(e)))
             values.append(None)
             continue
-        finally:
-            if streams.numpy_pending:  # imported by this call: route it from the next one on
-                streams.route_numpy()
         if rec:
             errors.append([len(values), "forbidden", rec[0]])
             values.append(None)
@@ -528,6 +525,8 @@ def _run_batch(objects, loaded, streams, calls, rec, max_frame,
                 errors.append([len(values), "malformed", problem])
                 v = None
         values.append(v)
+    if streams.numpy_pending:  # NumPy imported by this batch: routed from the next one on
+        streams.route_numpy()
     return values, errors
 
 
