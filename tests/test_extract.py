@@ -43,3 +43,13 @@ def test_programs_differing_in_layout_comments_or_docstrings_share_their_id():
     assert program_id(BODY.replace("ROCK", "PAPER")) != program_id(BODY)
     assert program_id(BODY + "    x = 1\n") != program_id(BODY)
     assert program_id("def (") == program_id("def (") != program_id("def  (")  # unparsable: the text itself
+
+
+def test_a_replys_program_is_its_first_code_whatever_class_it_defines():
+    from csro.extract import program_id, reply_program
+
+    fenced = f"Here is my policy:\n```python\n{BODY}```\nIt plays rock.\n```python\nx = 2\n```"
+    assert reply_program(fenced) == program_id(BODY) == reply_program(BODY)  # fenced or bare
+    assert reply_program("```python\nclass Controller:\n    pass\n```") == program_id("class Controller:\n    pass\n")
+    assert reply_program("```python\n" + BODY + "    def oops(self):\n") == program_id(BODY)  # truncated: cut
+    assert reply_program("I cannot write that.") is None and reply_program("") is None

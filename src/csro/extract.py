@@ -9,7 +9,9 @@ complete part, as FunSearch trims truncated samples), drops top-level
 ``if __name__ == "__main__":`` blocks, and reports replies that hold no class of that name.
 
 ``program_id`` says when two programs are one candidate (issue 26: the embedded model often
-writes the same program twice, differing in layout or comments at most).
+writes the same program twice, differing in layout or comments at most); ``reply_program``
+is that identity for any reply, whatever class its code defines (a run's count of distinct
+programs per call, ``csro.llm.usage``).
 """
 
 from __future__ import annotations
@@ -95,6 +97,14 @@ def _drop_main_block(code: str) -> str:
     for node in reversed(guards):
         del lines[node.lineno - 1:node.end_lineno]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def reply_program(text: str) -> str | None:
+    """The ``program_id`` of the first code a reply holds (a fenced block, else bare code),
+    cut to its parseable lines as ``extract_code`` cuts it; None when it holds no code."""
+    blocks = [body for lang, body in _FENCE.findall(text) if lang.lower() in ("", "python", "py", "python3")]
+    code = _parseable_prefix(textwrap.dedent(blocks[0] if blocks else _bare_code(text)))
+    return program_id(code) if code else None
 
 
 def program_id(source: str) -> str:

@@ -40,7 +40,7 @@ def _call(iteration: int, step: str, reply: str, error: str | None = None) -> tu
     key = CallKey(iteration, step)
     request = LLMRequest(key, (Message("system", "You write RRPS policies."),
                                Message("user", f"Opponents: p0. Beat them {SCRIPT}")),
-                         prefill="```python\nclass Policy:", stop=("```",), max_tokens=512, temperature=0.8, seed=7)
+                         prefill="```python\n", stop=("```",), max_tokens=512, temperature=0.8, seed=7)
     tokens = (0, 0, 0) if error else (12000, 400, 10000)
     cost = price_of("anthropic", "claude-sonnet-4").cost(tokens[0], tokens[1], tokens[2])
     return request, LLMReply(key, "" if error else reply, "anthropic", "claude-sonnet-4", tokens[0], tokens[1], 1.25,

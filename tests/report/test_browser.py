@@ -75,13 +75,14 @@ def test_cost_per_role_and_per_iteration_as_rendered(fake_run, tmp_path):
                 for row in re.findall(r"<tr>(.*?)</tr>", html, re.S)]
 
     by_role, by_iteration = rows(tables[0]), rows(tables[1])
-    assert by_role[0][:7] == ["role", "calls", "tokens in", "cached", "tokens out", "errors", "cost (USD)"]
-    assert [r[:7] for r in by_role[1:]] == [["proposal", "2", "12000", "10000", "400", "1", "$0.0150"],
-                                            ["repair", "1", "12000", "10000", "400", "0", "$0.0150"],
-                                            ["refinement", "1", "12000", "10000", "400", "0", "$0.0150"]]
-    assert [r[:7] for r in by_iteration[1:]] == [["1", "1", "12000", "10000", "400", "0", "$0.0150"],
-                                                 ["2", "3", "24000", "20000", "800", "1", "$0.0300"]]
-    assert all(float(r[7]) > 0 for r in by_role[1:])  # the time column
+    assert by_role[0][:8] == ["role", "calls", "distinct programs", "tokens in", "cached", "tokens out", "errors",
+                              "cost (USD)"]
+    assert [r[:8] for r in by_role[1:]] == [["proposal", "2", "1", "12000", "10000", "400", "1", "$0.0150"],
+                                            ["repair", "1", "1", "12000", "10000", "400", "0", "$0.0150"],
+                                            ["refinement", "1", "1", "12000", "10000", "400", "0", "$0.0150"]]
+    assert [r[:8] for r in by_iteration[1:]] == [["1", "1", "1", "12000", "10000", "400", "0", "$0.0150"],
+                                                 ["2", "3", "1", "24000", "20000", "800", "1", "$0.0300"]]
+    assert all(float(r[8]) > 0 for r in by_role[1:])  # the time column
     text = re.sub(r"<[^>]+>", " ", llm)
     assert re.search(r"cost\s+\$0\.0450", text)
 

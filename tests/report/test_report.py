@@ -87,10 +87,11 @@ def test_page_is_self_contained(page):
 def test_llm_cost_and_rejections(page):
     llm = page[page.index('<section id="llm">'):]
     assert "<tr><th>calls</th><td>4</td></tr>" in llm and "<tr><th>errors</th><td>1</td></tr>" in llm
+    assert "<tr><th>distinct programs</th><td>2</td></tr>" in llm  # the repair and the refinement wrote one
     assert "<tr><th>cost</th><td>$0.0450</td></tr>" in llm and "<tr><th>of which cached</th><td>30000</td></tr>" in llm
     for role, calls, cost in (("proposal", 2, "$0.0150"), ("repair", 1, "$0.0150"), ("refinement", 1, "$0.0150")):
         assert f"<tr><td>{role}</td><td>{calls}</td>" in llm and cost in llm
-    assert "<tr><td>2</td><td>3</td><td>24000</td><td>20000</td><td>800</td><td>1</td><td>$0.0300</td>" in llm
+    assert "<tr><td>2</td><td>3</td><td>1</td><td>24000</td><td>20000</td><td>800</td><td>1</td><td>$0.0300</td>" in llm
     assert "HTTP 503 after 3 attempts" in llm
     assert "<td>oracle_rejected</td>" in llm and "<td>duplicate</td><td>same program</td>" in llm
 

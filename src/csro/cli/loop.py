@@ -88,7 +88,7 @@ def _cost_line(s: dict, roles: bool = True) -> None:
     """LLM calls, tokens, money and time, and (``roles``) per role."""
     total = s["llm"]["usage"]["total"]
     cost = "cost unknown" if total["cost_usd"] is None else f"${total['cost_usd']:.4f}"
-    out.print(f"LLM: {total['calls']} calls, {total['tokens_in']} tokens in ({total['tokens_cached']} cached), "
+    out.print(f"LLM: {total['calls']} calls ({total['programs']} distinct programs), {total['tokens_in']} tokens in ({total['tokens_cached']} cached), "
               f"{total['tokens_out']} out, {total['errors']} errors, {cost}, {total['seconds']:.1f} s")
     by_role = s["llm"]["usage"]["roles"]
     if roles and by_role:
@@ -126,10 +126,10 @@ def _status_text(directory: pathlib.Path, s: dict) -> None:
     _cost_line(s, roles=False)
     usage = s["llm"]["usage"]
     if usage["iterations"]:
-        table = Table("LLM calls", "calls", "tokens in", "cached", "tokens out", "errors", "USD", "seconds")
+        table = Table("LLM calls", "calls", "programs", "tokens in", "cached", "tokens out", "errors", "USD", "seconds")
         groups = list(usage["roles"].items()) + [(f"iteration {g['iteration']}", g) for g in usage["iterations"]]
         for name, g in groups:
-            table.add_row(name, str(g["calls"]), str(g["tokens_in"]), str(g["tokens_cached"]), str(g["tokens_out"]),
+            table.add_row(name, str(g["calls"]), str(g["programs"]), str(g["tokens_in"]), str(g["tokens_cached"]), str(g["tokens_out"]),
                           str(g["errors"]), "unknown" if g["cost_usd"] is None else f"{g['cost_usd']:.4f}",
                           f"{g['seconds']:.1f}")
         out.print(table)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from csro.extract import reply_program
 from csro.llm._types import LLMReply
 from csro.config import ROLES
 from csro.llm.roles import role_of
@@ -12,7 +13,9 @@ from csro.llm.roles import role_of
 
 def usage(replies: Iterable[LLMReply]) -> dict:
     """``{"total": G, "roles": {role: G}, "iterations": [{"iteration": k, **G}]}`` where each G is
-    ``{"calls", "errors", "tokens_in", "tokens_cached", "tokens_out", "cost_usd", "seconds"}``:
+    ``{"calls", "errors", "programs", "tokens_in", "tokens_cached", "tokens_out", "cost_usd", "seconds"}``:
+    ``programs`` counts the distinct programs among the replies (``csro.extract.reply_program``;
+    issue 26: a sampler that collapses onto one mode shows as fewer programs than calls),
     ``cost_usd`` is None when a call's price is unknown, ``seconds`` the calls' summed latency."""
     replies = list(replies)
     roles: dict[str, list[LLMReply]] = {}
@@ -27,7 +30,8 @@ def usage(replies: Iterable[LLMReply]) -> dict:
 
 def _group(replies: list[LLMReply]) -> dict:
     costs = [r.cost_usd for r in replies]
-    return {"calls": len(replies), "errors": sum(not r.ok for r in replies),
+    programs = {reply_program(r.full_text) for r in replies if r.ok} - {None}
+    return {"calls": len(replies), "errors": sum(not r.ok for r in replies), "programs": len(programs),
             "tokens_in": sum(r.tokens_in for r in replies), "tokens_cached": sum(r.tokens_cached for r in replies),
             "tokens_out": sum(r.tokens_out for r in replies),
             "cost_usd": None if None in costs else sum(costs), "seconds": sum(r.latency_s for r in replies)}

@@ -240,18 +240,18 @@ def usd(value: float | None) -> str:
 
 
 def _cost_table(label: str, groups: Iterable[tuple[str, dict]]) -> str:
-    """One row per group of ``csro.llm.usage``: calls, tokens, cost and time."""
-    rows = ([esc(name), fmt(g["calls"]), fmt(g["tokens_in"]), fmt(g["tokens_cached"]), fmt(g["tokens_out"]),
+    """One row per group of ``csro.llm.usage``: calls, distinct programs, tokens, cost and time."""
+    rows = ([esc(name), fmt(g["calls"]), fmt(g["programs"]), fmt(g["tokens_in"]), fmt(g["tokens_cached"]), fmt(g["tokens_out"]),
              fmt(g["errors"]), usd(g["cost_usd"]), f"{g['seconds']:.1f}", f"{g['seconds'] / g['calls']:.2f}"]
             for name, g in groups)
-    return table([label, "calls", "tokens in", "cached", "tokens out", "errors", "cost (USD)", "latency (s)",
+    return table([label, "calls", "distinct programs", "tokens in", "cached", "tokens out", "errors", "cost (USD)", "latency (s)",
                   "mean (s)"], rows, "cost")
 
 
 def llm_cost(run: Run) -> str:
     total = run.usage["total"]
     budget = {k: v for k, v in ((run.config.get("llm") or {}).get("budget") or {}).items() if v}
-    totals = key_values([("calls", fmt(total["calls"])), ("tokens in", fmt(total["tokens_in"])),
+    totals = key_values([("calls", fmt(total["calls"])), ("distinct programs", fmt(total["programs"])), ("tokens in", fmt(total["tokens_in"])),
                          ("of which cached", fmt(total["tokens_cached"])), ("tokens out", fmt(total["tokens_out"])),
                          ("errors", fmt(total["errors"])), ("cost", usd(total["cost_usd"])),
                          ("total latency", f"{total['seconds']:.1f} s"),
