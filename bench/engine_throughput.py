@@ -1,23 +1,29 @@
 """Distinct valid candidates per CPU-minute of the embedded engine, on the calls of a real CSRO iteration.
 
     python bench/engine_throughput.py [--model qwen2.5-coder-1.5b] [--samples 3] [--repairs 1]
-                                      [--rewrites 2] [--free-rewrites] [--max-tokens 320] [--threads 1]
-                                      [--modes reset:512,reuse:512,reuse:64]
+                                      [--rewrites 2] [--generations 1] [--free-rewrites] [--max-tokens 320]
+                                      [--threads 1] [--modes reset:512:old,reuse:64:old,reuse:64]
 
 The workload is the loop's own code on ``bench/valid_rate.py``'s RRPS best response (sigma over
 three code opponents), with ``make demo``'s prompt settings (scaffold prefill, opponents as
 code, top 3): first ``Proposer.generate`` — ``--samples`` samples of the real context, their
-repairs (``--repairs`` rounds) and, if none is valid, the grammar fallback; then
-``Evolve().best_response`` — one generation of ``--rewrites`` rewrites of its seed, the game's
-worked example (decoded under the RRPS rule grammar as in ``make demo``; ``--free-rewrites``
-without it).
+repairs (``--repairs`` rounds) and, if none is valid, the grammar fallback (``--samples 0``
+skips this part); then ``Evolve().best_response`` — ``--generations`` generations of
+``--rewrites`` rewrites each, from its seed, the game's worked example (decoded under the RRPS
+rule grammar as in ``make demo``; ``--free-rewrites`` without it). ``make demo``'s own best
+response is ``--samples 0`` with its ``oracle.evolve`` sizes (``population_size`` rewrites a
+generation).
 
 Each mode runs the whole workload in a child process of its own (a cold model, its own peak
 memory), one after the other; a mode is ``reset:N`` (every prompt evaluated from its first
-token, batches of N tokens; ``reset:512`` is the engine before issue 26, the reference, and
-comes first) or ``reuse:N`` (prefix reuse in batches of N, ``csro.llm.embedded``). With the
-same N both write the same text (that is the construction), so they make the same calls and
-the same candidates and their ratio is the engine's alone; another N changes the text.
+token, batches of N tokens) or ``reuse:N`` (prefix reuse in batches of N, ``csro.llm.embedded``),
+with ``:old`` when the grammar is sampled as before issue 26 (llama.cpp's default top-k,
+top-p and min-p cut its distribution, at the run's temperature, not evolve's
+``grammar_temperature``). ``reset:512:old`` is the engine before issue 26, the reference, and
+comes first. With the same N and sampling, reset and reuse write the same text (that is the
+construction), so they make the same calls and the same candidates and their ratio is the
+engine's alone; another N changes the text, and so does the sampling (which is the point of
+changing it: distinct samples).
 
 Per mode: LLM calls; prompt tokens and how many came from the cache; completion tokens;
 prefill and generation seconds (llama.cpp's own timers); CPU seconds of the process and its
@@ -114,15 +120,18 @@ class Checked:
 def workload(args: argparse.Namespace, mode: str) -> dict:
     """One mode's run of the workload (in this process); its figures."""
     game = load_game("rrps")
-    kind, n_batch = mode.split(":")
+    kind, n_batch, *sampling = mode.split(":")
+    old = sampling == ["old"]
     provider = EmbeddedProvider(ensure_model(args.model), model=args.model, threads=args.threads,
-                                n_batch=int(n_batch), reuse_prefix=MODES[kind])
+                                n_batch=int(n_batch), reuse_prefix=MODES[kind], truncate_grammar=old)
     timed = Timed(provider, mode, args.expected)
     client = LLMClient(timed, concurrency=1)
     config = OracleConfig(samples=args.samples, max_repairs=args.repairs, prompt="scaffold", max_tokens=args.max_tokens,
                           context={"opponents": "code", "filter": "top_k", "k": 3},
-                          evolve={"islands": 1, "population_size": args.rewrites, "generations": 1, "diff_ratio": 0.0,
-                                  "overlap": False, "rewrite_grammar": not args.free_rewrites})
+                          evolve={"islands": 1, "population_size": args.rewrites, "generations": args.generations,
+                                  "diff_ratio": 0.0,
+                                  "overlap": False, "rewrite_grammar": not args.free_rewrites,
+                                  **({"grammar_temperature": None} if old else {})})
     with tempfile.TemporaryDirectory() as tmp, RunStore.create(f"{tmp}/run", {}) as store:
         sim = StoredSimulator(game, store, LocalBackend(), seed=0, limits=SandboxLimits())
         ctx = oracle_context(game, rrps_opponents(game), client, sim, config, matches=args.matches,
@@ -130,7 +139,8 @@ def workload(args: argparse.Namespace, mode: str) -> dict:
         checked = Checked(ctx.arena)
         ctx = dataclasses.replace(ctx, arena=checked)
         cpu = _cpu()
-        Proposer(ctx).generate("propose", ContextBuilder().messages(game, list(ctx.target.opponents), config), 0)
+        if args.samples:
+            Proposer(ctx).generate("propose", ContextBuilder().messages(game, list(ctx.target.opponents), config), 0)
         Evolve().best_response(ctx)
         cpu = _cpu() - cpu
     client.close()
@@ -165,14 +175,16 @@ def main() -> None:
     parser.add_argument("--model", default="qwen2.5-coder-1.5b")
     parser.add_argument("--samples", type=int, default=3, help="samples of the proposal")
     parser.add_argument("--repairs", type=int, default=1, help="repair rounds of the proposal")
-    parser.add_argument("--rewrites", type=int, default=2, help="evolve rewrites of the seed")
+    parser.add_argument("--rewrites", type=int, default=2, help="evolve rewrites a generation")
+    parser.add_argument("--generations", type=int, default=1, help="evolve generations")
     parser.add_argument("--free-rewrites", action="store_true", help="rewrites without the rule grammar")
     parser.add_argument("--max-tokens", type=int, default=320)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--matches", type=int, default=2, help="matches per opponent when a candidate is played")
     parser.add_argument("--temperature", type=float, default=0.8)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--modes", default="reset:512,reuse:512,reuse:64", help="reset:N or reuse:N, the reference first")
+    parser.add_argument("--modes", default="reset:512:old,reuse:64:old,reuse:64",
+                        help="reset:N or reuse:N, :old to sample the grammar as before issue 26; the reference first")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--expected", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -189,7 +201,7 @@ def main() -> None:
         expected = expected or len(result["calls"])
         rows.append(row(result))
     print(f"{args.model}, {args.threads} thread(s), temperature {args.temperature:g}, seed {args.seed}; "
-          f"{args.samples} samples + {args.repairs} repair round(s) + {args.rewrites} "
+          f"{args.samples} samples + {args.repairs} repair round(s) + {args.generations} x {args.rewrites} "
           f"{'free' if args.free_rewrites else 'grammar'} rewrites, max {args.max_tokens} tokens")
     heads = [h for h in rows[0] if not h.startswith("_")]
     print("| " + " | ".join(heads) + " |\n|" + "---|" * len(heads))

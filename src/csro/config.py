@@ -83,6 +83,9 @@ class EvolveConfig(Section):
     overlap: bool = Field(True, description="evaluate a generation while the LLM writes the next (parents then come from two generations back)")
     rewrite_grammar: bool = Field(True, description="full rewrites decoded under the problem's grammar where the provider "
                                   "honours one (embedded); false: free rewrites, started with the prompt's prefill")
+    grammar_temperature: float | None = Field(
+        1.3, ge=0, le=2, description="sampling temperature of rewrites decoded under the grammar, which keeps any sample "
+        "valid (at llm.temperature 0.8 most samples were one program; docs/llm.md); null: llm.temperature")
 
     @field_validator("length_bins")
     @classmethod

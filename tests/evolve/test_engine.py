@@ -185,6 +185,8 @@ def test_grammar_goes_with_rewrites_only_when_the_provider_takes_one_and_the_con
             rewrite = "SEARCH/REPLACE" not in r.messages[-1].content and "<<<<<<<" not in r.messages[-1].content
             rewrites += rewrite
             assert (r.grammar is not None) == (use and wanted and rewrite)
+            # the grammar keeps any sample valid, so it is sampled hotter (issue 26); the rest at the run's 0.7
+            assert r.temperature == (EvolveConfig().grammar_temperature if r.grammar else 0.7)
         assert rewrites > 0
 
 

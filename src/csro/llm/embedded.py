@@ -10,7 +10,13 @@ Qwen format, when a file has none), the assistant's turn is opened (generation p
 ``request.prefill`` appended, so the model writes the continuation. A GBNF ``grammar``
 constrains the completion. Sampling is seeded with ``request.seed``: the same request gives
 the same text; ``sampling`` (a model's published top-p, top-k and repetition penalty, see
-``csro.llm.models``) replaces llama.cpp's defaults for those. The model is loaded on the
+``csro.llm.models``) replaces llama.cpp's defaults for those. Under a grammar the completion
+is sampled from the whole grammar-masked distribution at the request's temperature, with no
+top-k, top-p or min-p cut (our choice, issue 26): the grammar already keeps the reply valid,
+and the cuts only narrowed it further, so that the rule grammar's samples collapsed onto one
+program (make demo's rewrite prompt, the 1.5B, 10 seeds: 5 distinct programs at temperature
+1.3 with llama.cpp's default top-k 40, top-p 0.95 and min-p 0.05, 8 without them;
+``docs/llm.md``). The model is loaded on the
 first call and serves one request at a time (``max_concurrency = 1``). ``timeout_s`` stops
 a generation that runs longer; the stopped call is an error, not retried (it would take as
 long again).
@@ -52,6 +58,8 @@ N_CTX = 4096  # prompts of 2-3k tokens plus a policy-sized completion
 # evaluated again. Prefill ran as fast in batches of 64 as of 512 (llama-cpp-python's default;
 # bench/decode_batching.py, docs/llm.md), so the small unit costs nothing.
 N_BATCH = 64
+# Under a grammar: no truncation of the masked distribution (module docstring).
+UNTRUNCATED = {"top_k": 0, "top_p": 1.0, "min_p": 0.0}
 DEFAULT_THREADS = 1  # two threads collapse when another process holds one of the two cores (bench/, docs/llm.md)
 
 # ChatML, the format of the Qwen models, for a GGUF without a chat template.
@@ -88,9 +96,11 @@ class EmbeddedProvider:
 
     def __init__(self, path: str | pathlib.Path, *, model: str | None = None, threads: int | None = None,
                  n_ctx: int = N_CTX, sampling: Sampling | None = None, n_batch: int = N_BATCH,
-                 reuse_prefix: bool = True):
-        """``reuse_prefix=False`` recomputes every prompt from its first token (the behaviour
-        before issue 26, the reference of ``bench/engine_throughput.py``); the text is the same."""
+                 reuse_prefix: bool = True, truncate_grammar: bool = False):
+        """``reuse_prefix=False`` recomputes every prompt from its first token, and
+        ``truncate_grammar=True`` cuts a grammar's distribution as llama.cpp's defaults do: the
+        behaviour before issue 26, the reference of ``bench/engine_throughput.py`` (the first
+        gives the same text, the second changes it)."""
         self.path = pathlib.Path(path)
         self.sampling = sampling
         self.model = model or self.path.stem
@@ -98,6 +108,7 @@ class EmbeddedProvider:
         self.n_ctx = n_ctx
         self.n_batch = n_batch
         self.reuse_prefix = reuse_prefix
+        self.truncate_grammar = truncate_grammar
         self._llama: Any = None
         self._formatter: Any = None
         self._batched = 0  # leading KV cells computed in whole aligned prompt batches: the reusable ones
@@ -147,12 +158,14 @@ class EmbeddedProvider:
             # llama-cpp-python keeps the common prefix of the first n_tokens cells and evaluates the rest
             self._llama.n_tokens = cached = self._reusable(tokens)
             self._batched = 0  # until this prompt is evaluated
+            sampling = dataclasses.asdict(self.sampling) if self.sampling else {}
+            if grammar is not None and not self.truncate_grammar:
+                sampling.update(UNTRUNCATED)
             try:
                 out = self._llama.create_completion(
                     tokens, max_tokens=request.max_tokens, temperature=request.temperature, seed=request.seed,
                     stop=list(request.stop) + template_stop, grammar=grammar,
-                    stopping_criteria=StoppingCriteriaList([past_deadline]),
-                    **(dataclasses.asdict(self.sampling) if self.sampling else {}))
+                    stopping_criteria=StoppingCriteriaList([past_deadline]), **sampling)
             except ValueError as exc:  # e.g. the prompt does not fit the context
                 raise ProviderError(f"llama.cpp: {exc}", retryable=False) from None
             self._batched = len(tokens) // self.n_batch * self.n_batch

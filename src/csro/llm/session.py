@@ -59,11 +59,13 @@ class LLMSession:
 
     def request(self, step: str, messages: Sequence[Message], sample: int = 0, *, prefill: str = "",
                 grammar: str | None = None, stop: tuple[str, ...] = (), max_tokens: int = 1024,
-                iteration: int | None = None) -> LLMRequest:
-        """A request keyed ``(iteration, step, sample)``, seeded from the run seed and the key."""
+                iteration: int | None = None, temperature: float | None = None) -> LLMRequest:
+        """A request keyed ``(iteration, step, sample)``, seeded from the run seed and the key,
+        at the session's temperature unless ``temperature`` is given."""
         key = CallKey(self.iteration if iteration is None else iteration, self.scope + step, sample)
         return LLMRequest(key=key, messages=tuple(messages), prefill=prefill, grammar=grammar, stop=stop,
-                          max_tokens=max_tokens, temperature=self.temperature, seed=derive_seed(self.seed, str(key)))
+                          max_tokens=max_tokens, temperature=self.temperature if temperature is None else temperature,
+                          seed=derive_seed(self.seed, str(key)))
 
     def complete(self, request: LLMRequest) -> LLMReply:
         return self.client.complete(request)

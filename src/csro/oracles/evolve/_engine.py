@@ -10,7 +10,9 @@ from its description:
   once (``complete_many``: the LLM layer keeps ``llm.concurrency`` calls in flight).
 - A mutation is a SEARCH/REPLACE diff of the parent (``_diff``, applied strictly) or a full
   rewrite (with the problem's prefill, and for the embedded model a GBNF grammar so that a
-  0.5B model still writes valid programs).
+  0.5B model still writes valid programs). A rewrite under the grammar is sampled at
+  ``grammar_temperature`` (our choice, issue 26): every sample is valid there, and at the run's
+  temperature most samples of one prompt were the same program.
 - The cascade: stage 1 compile and smoke test, stage 2 a few matches (``quick``), stage 3
   the full evaluation only for programs whose quick fitness reaches the island's
   ``cascade_quantile`` of elite fitness (or whose island has no elite yet).
@@ -221,6 +223,7 @@ class Evolution:
         if mutation == "rewrite":
             prefill_text, grammar = self.problem.rewrite_hints(self.llm.grammar and self.config.rewrite_grammar)
         return self.llm.request(step, messages, index, prefill=prefill_text, grammar=grammar,
+                                temperature=self.config.grammar_temperature if grammar else None,
                                 stop=() if grammar or mutation == "diff" else ("\n```",),
                                 max_tokens=min(DIFF_TOKENS, self.max_tokens) if mutation == "diff" else self.max_tokens)
 
