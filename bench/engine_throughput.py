@@ -126,7 +126,7 @@ def workload(args: argparse.Namespace, mode: str) -> dict:
                                 n_batch=int(n_batch), reuse_prefix=MODES[kind], truncate_grammar=old)
     timed = Timed(provider, mode, args.expected)
     client = LLMClient(timed, concurrency=1)
-    config = OracleConfig(samples=args.samples, max_repairs=args.repairs, prompt="scaffold", max_tokens=args.max_tokens,
+    config = OracleConfig(samples=max(args.samples, 1), max_repairs=args.repairs, prompt="scaffold", max_tokens=args.max_tokens,
                           context={"opponents": "code", "filter": "top_k", "k": 3},
                           evolve={"islands": 1, "population_size": args.rewrites, "generations": args.generations,
                                   "diff_ratio": 0.0,
