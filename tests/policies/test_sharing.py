@@ -84,10 +84,12 @@ SHAREABLE = {
 }
 
 
-@pytest.mark.parametrize("source", [EXAMPLE_POLICY, RRPS_HEADER + "        return 'ROCK'\n",
-                                    *(ROOT / "examples" / "policies").glob("*.py"), *SHAREABLE.values()],
-                         ids=["rrps example", "rrps grammar", *(p.name for p in (ROOT / "examples" / "policies").glob("*.py")),
-                              *SHAREABLE])
+EXAMPLES = sorted((ROOT / "examples" / "policies").glob("*.py"))
+
+
+@pytest.mark.parametrize("source", [EXAMPLE_POLICY, RRPS_HEADER + "        return 'ROCK'\n", *EXAMPLES,
+                                    *SHAREABLE.values()],
+                         ids=["rrps example", "rrps grammar", *(p.name for p in EXAMPLES), *SHAREABLE])
 def test_a_module_that_holds_only_constants_is_shared(source):
     text = source.read_text() if isinstance(source, pathlib.Path) else source
     assert reason(text) is None
