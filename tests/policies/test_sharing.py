@@ -282,14 +282,37 @@ COPIED = {
                 PUSH(1)
                 return "ROCK"
     """, "PUSH"),
-    "attrgetter by name": ("""
-        import operator
+    "a string naming a container": ("""
         class Agent:
             MOVES = ["ROCK"]
             def act(self, observation):
-                operator.attrgetter("MOVES")(self).append("PAPER")
-                return "ROCK"
+                return "MOVES"
     """, "MOVES"),
+    "attrgetter of a computed name": ("""
+        import operator
+        class Agent:
+            TABLE = {}
+            def act(self, observation):
+                operator.attrgetter("TAB" + "LE")(self)["n"] = 1
+                return "ROCK"
+    """, "operator"),
+    "a string formatter's field": ("""
+        import string
+        class Agent:
+            TABLE = {}
+            def act(self, observation):
+                string.Formatter().get_field("0.TAB" + "LE", (self,), {})[0]["n"] = 1
+                return "ROCK"
+    """, "string"),
+    "a class pattern": ("""
+        class Agent:
+            TABLE = {}
+            def act(self, observation):
+                match self:
+                    case object(TABLE=table):
+                        table["n"] = 1
+                return "ROCK"
+    """, "class pattern"),
     "getattr": ("""
         class Agent:
             MOVES = ["ROCK"]

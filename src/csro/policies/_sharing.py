@@ -24,7 +24,7 @@ instance. Our rule (the issue asks for isolation, not for this analysis), in two
   named only to call them, to derive from them or to read an attribute that is not a
   method, and its methods never named bare, so that ``self`` is always an instance; no
   ``getattr``, ``setattr``, ``type``, ``vars``, ``globals``, ``eval``, ``exec``, ... (``DYNAMIC``),
-  no dunder but ``__init__`` and no string naming one; imports only of the modules in
+  no class pattern in ``match``, no dunder but ``__init__`` and no string naming one; imports only of the modules in
   ``IMPORTABLE``; and a mutable container only read: subscripted, iterated, compared, passed
   to a builtin of ``READERS`` or to ``.choice``/``.choices``/``.sample``, or through a method
   of ``READ_METHODS``, never assigned, returned, stored elsewhere or passed to other calls.
@@ -40,9 +40,11 @@ import re
 import sys
 import types
 
+# Not operator (attrgetter) nor string (Formatter.get_field): they fetch attributes by a
+# name that may be computed, where the check of a container's uses cannot see them.
 IMPORTABLE = frozenset("""
 __future__ abc bisect collections collections.abc copy dataclasses enum fractions functools
-heapq itertools math numbers operator random re statistics string typing
+heapq itertools math numbers random re statistics typing
 """.split())
 DYNAMIC = frozenset("""
 getattr setattr delattr vars globals locals eval exec compile __import__ __builtins__
@@ -273,6 +275,8 @@ class _Source:
     def _node(self, node):
         if isinstance(node, (ast.Global, ast.Nonlocal)):
             raise _Copy("a %s statement" % type(node).__name__.lower())
+        if isinstance(node, ast.MatchClass):  # reads attributes named in the pattern
+            raise _Copy("a class pattern")
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             names = [node.module] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
             if isinstance(node, ast.ImportFrom) and (node.level or any(a.name == "*" for a in node.names)):
