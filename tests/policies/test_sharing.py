@@ -282,6 +282,26 @@ COPIED = {
                 PUSH(1)
                 return "ROCK"
     """, "PUSH"),
+    "a container handed to an __eq__": ("""
+        class Grab:
+            def __eq__(self, other):
+                other.append("X")
+                return False
+        class Agent:
+            MOVES = ["ROCK"]
+            def act(self, observation):
+                return "ROCK" if self.MOVES == Grab() else "PAPER"
+    """, "MOVES"),
+    "a choice answered by __getattr__": ("""
+        class Grab:
+            def __getattr__(self, name):
+                return lambda seq: seq.append("X")
+        class Agent:
+            MOVES = ["ROCK"]
+            def act(self, observation):
+                Grab().choice(self.MOVES)
+                return "ROCK"
+    """, "MOVES"),
     "a string naming a container": ("""
         class Agent:
             MOVES = ["ROCK"]

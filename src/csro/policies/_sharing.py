@@ -25,7 +25,7 @@ instance. Our rule (the issue asks for isolation, not for this analysis), in two
   method, and its methods never named bare, so that ``self`` is always an instance; no
   ``getattr``, ``setattr``, ``type``, ``vars``, ``globals``, ``eval``, ``exec``, ... (``DYNAMIC``),
   no class pattern in ``match``, no dunder but ``__init__`` and no string naming one; imports only of the modules in
-  ``IMPORTABLE``; and a mutable container only read: subscripted, iterated, compared, passed
+  ``IMPORTABLE``; and a mutable container only read: subscripted, iterated, right of ``in``, passed
   to a builtin of ``READERS`` or to ``.choice``/``.choices``/``.sample``, or through a method
   of ``READ_METHODS``, never assigned, returned, stored elsewhere or passed to other calls.
 
@@ -334,7 +334,8 @@ class _Source:
         elif isinstance(node.ctx, ast.Load):
             if isinstance(up, ast.Subscript) and up.value is node and isinstance(up.ctx, ast.Load):
                 return
-            if isinstance(up, ast.Compare):
+            if isinstance(up, ast.Compare) and any(  # ``x in C``: C's own __contains__, not x's
+                    c is node and isinstance(op, (ast.In, ast.NotIn)) for op, c in zip(up.ops, up.comparators)):
                 return
             if isinstance(up, (ast.For, ast.comprehension)) and up.iter is node:
                 return
@@ -353,8 +354,9 @@ class _Source:
         """Whether calling ``func`` reads its positional arguments only."""
         if isinstance(func, ast.Name):
             return func.id in READERS and func.id not in self.bound
-        if isinstance(func, ast.Attribute):
-            return func.attr in SAMPLERS and func.attr not in self.bound and not any(
+        if isinstance(func, ast.Attribute):  # no method of the policy may answer to that name
+            hooks = {func.attr, "__getattr__", "__getattribute__"}
+            return func.attr in SAMPLERS and not hooks & set(self.bound) and not any(
                 isinstance(n, ast.Attribute) and n.attr == func.attr and not isinstance(n.ctx, ast.Load)
                 for n in ast.walk(self.tree))
         return False
