@@ -14,9 +14,10 @@ node, the chunk, the order, or what a process played before. Its seed is derived
 run seed, the seated policy names and the match index only; each seat gets a seed derived
 from it, which seeds a built-in bot's generator or a code policy's instance. Each chunk
 starts fresh sandbox workers for the code policies it needs, and within a worker each
-instance (one seat of one match) runs a fresh copy of the policy module with random
-streams of its own (``csro.policies._streams``), so neither module globals nor ``random``
-are shared between matches; the chunk layout is therefore free to follow speed.
+instance (one seat of one match) has random streams of its own (``csro.policies._streams``)
+and a fresh copy of the policy module wherever state could pass through it
+(``csro.policies._sharing``), so neither module globals nor ``random`` are shared between
+matches; the chunk layout is therefore free to follow speed.
 
 A policy that fails in any way forfeits that match (``forfeit_returns``) with a recorded
 ``Reason``; the other matches go on.
@@ -212,7 +213,8 @@ class _Lane:
     states and built-in bots, so the runner process and the sandboxed workers run at the
     same time. A worker receives the calls in the order of one batch per round over all
     matches: lane 0's calls of round r, lane 1's of round r, lane 0's of round r + 1, ...
-    (the order does not reach the results: each instance has its own module and streams).
+    (the order does not reach the results: each instance has its own streams, and its own
+    module wherever that matters).
     """
 
     __slots__ = ("rounds", "queues", "sent")

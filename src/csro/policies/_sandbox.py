@@ -181,9 +181,9 @@ class PolicyWorker:
     worker still computes the previous one (the worker runs batches in the order sent, each
     against the ``call_seconds`` limit from when it could start on it, i.e. from the later
     of its sending and the collection of the batch before). Each instance
-    (``Call(i, "__init__", (seed,))``) runs a fresh copy of the policy module with random
-    streams of its own seeded with ``seed`` (``_streams``: ``random``, unseeded
-    ``random.Random()``, NumPy's global generator), so that what an instance does depends on
+    (``Call(i, "__init__", (seed,))``) has random streams of its own seeded with ``seed``
+    (``_streams``: ``random``, unseeded ``random.Random()``, NumPy's global generator) and a
+    fresh copy of the policy module unless no state can pass through it (``_sharing``), so that what an instance does depends on
     its seed alone, not on the other instances of the worker; ``seed`` here seeds what runs
     outside any instance (the module's first, checking run) and the streams of instances made
     without a seed. String hashing is always seeded with 0.

@@ -42,6 +42,10 @@ class InstanceRandom(_BaseRandom):
     def seed(self, a=None, version=2):
         super().seed(self._origin if a is None else a, version)
 
+    def drawn(self):
+        """Where the stream stands (its state and the generators spawned so far)."""
+        return self.getstate(), self._spawned
+
     def spawn(self):
         self._spawned += 1
         return "%s/%d" % (self._origin, self._spawned)

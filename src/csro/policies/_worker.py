@@ -35,14 +35,16 @@ bytecode can defeat it).
 Protocol: frames are a 4-byte big-endian length and a UTF-8 JSON body.
   parent -> worker   [0, source, class_name]            compile (once, first)
                      [seq, [[instance, method, args], ...]]
-                            method "__init__" makes an instance, args [seed] or []: a
-                            fresh copy of the module, random streams of its own (_streams)
+                            method "__init__" makes an instance, args [seed] or []: random
+                            streams of its own (_streams), and a fresh copy of the module
+                            unless no state can pass through it (_sharing)
   worker -> parent   ["ready", {layer: what was applied, ..., "missing": {...}}]
                      [seq, [value, ...], [[index, reason, detail], ...]]
                             one value per call (null for a failed call), then the failures
                      [seq, reason, detail]  fatal: the worker exits after sending it
 """
 
+import ast
 import sys
 import os
 import json
@@ -62,7 +64,8 @@ import _posixsubprocess  # loaded here only to be replaced by a stub below
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _kernel  # noqa: E402  the kernel layers (standalone, like this file)
 import _streams  # noqa: E402  the random streams of each policy instance (standalone too)
-del sys.path[0], sys.modules["_kernel"], sys.modules["_streams"]  # not importable by the policy
+import _sharing  # noqa: E402  whether instances may share one run of the module (standalone too)
+del sys.path[0], sys.modules["_kernel"], sys.modules["_streams"], sys.modules["_sharing"]
 
 EXIT_SETUP, EXIT_CHANNEL, EXIT_LAYER = 70, 71, 72
 UID_BASE = 2_000_000_000
@@ -446,7 +449,7 @@ def main():
     seq, source, class_name = _scan(frame.decode("utf-8"), 0)[0]
     objects = {}
     try:
-        loaded, entry = _compile(source, class_name, rec)
+        loaded, entry = _compile(source, class_name, rec, streams)
         streams.route_numpy()
     except MemoryError:
         fatal(seq, "memory", "MemoryError while loading the policy")
@@ -482,9 +485,8 @@ def _run_batch(objects, loaded, streams, calls, rec, max_frame,
                type=type, str=str, int=int, bool=bool, len=len, BaseException=BaseException):
     """Run one batch of calls in order: (values, errors) for the reply frame.
 
-    ``[instance, "__init__", [seed]]`` makes an instance: a fresh copy of the policy module
-    (so module and class attributes are the instance's own, as if the worker had just loaded
-    the policy for this match) and random streams seeded with ``seed`` (see ``_streams``);
+    ``[instance, "__init__", [seed]]`` makes an instance (``_instantiate``) with random
+    streams seeded with ``seed`` (see ``_streams``);
     every other call runs with its instance's streams active. MemoryError and SystemExit
     propagate (fatal). The common case (a method of an existing instance returning a short
     string or a small scalar) is handled inline.
@@ -531,13 +533,18 @@ def _run_batch(objects, loaded, streams, calls, rec, max_frame,
 
 
 def _instantiate(loaded):
-    """A policy object from a fresh run of the module (``loaded``: the source and the class
-    name ``_compile`` checked). Raises what the module or the constructor raises.
+    """A policy object (``loaded``: what ``_compile`` checked). Raises what the module or the
+    constructor raises.
 
-    The source is compiled again for each instance (~0.1 ms): instances sharing one code
-    object would each bring their own class and globals to its specialised bytecode, whose
-    caches then miss on every call (CPython 3.11+; measured ~25% more worker CPU on RRPS)."""
-    source, class_name = loaded
+    Where no state can pass between instances through the module (``_sharing``), every
+    instance is made from the class of the module's one run; otherwise from a fresh run of
+    the module, so that module and class attributes are the instance's own, as if the worker
+    had just loaded the policy for this match. The source is then compiled again (~0.1 ms):
+    instances sharing one code object would each bring their own class and globals to its
+    specialised bytecode, whose caches then miss on every call (CPython 3.11+)."""
+    source, class_name, shared = loaded
+    if shared is not None:
+        return shared()
     cls = _run_module(compile(source, "<policy>", "exec", dont_inherit=True)).__dict__.get(class_name)
     if not isinstance(cls, type):
         raise TypeError("the policy module defines no class %r this time" % class_name)
@@ -598,14 +605,20 @@ def _shrink(seq, values, errors, max_frame):
     return _encode([seq, values, [failed[i] for i in sorted(failed)]])
 
 
-def _compile(source, class_name, rec):
-    """Compile and run the policy module once, as a check: ((source, class name), None), or
-    (None, [reason, detail]). Instances run fresh copies of it (``_instantiate``)."""
+def _compile(source, class_name, rec, streams):
+    """Compile and run the policy module once, as a check: ((source, class name, the class
+    every instance may share or None), None), or (None, [reason, detail]). The class is
+    shared where ``_sharing`` finds that no state can pass through the module and its run
+    drew nothing from the random streams; otherwise instances run fresh copies of it
+    (``_instantiate``)."""
     try:
-        code = compile(source, "<policy>", "exec", dont_inherit=True)
+        tree = compile(source, "<policy>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        code = compile(tree, "<policy>", "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as e:
         return None, ["compile_error", "".join(traceback.format_exception_only(type(e), e))]
     linecache.cache["<policy>"] = (len(source), None, source.splitlines(True), "<policy>")
+    stream = streams.current[0]
+    drawn = stream.drawn()
     try:
         module = _run_module(code)
     except (MemoryError, SystemExit):
@@ -623,7 +636,11 @@ def _compile(source, class_name, rec):
         return None, ["compile_error", "the source defines no %r" % class_name]
     if not isinstance(cls, type):
         return None, ["compile_error", "%r is not a class" % class_name]
-    return (source, class_name), None
+    shared = None
+    if streams.current[0] is stream and stream.drawn() == drawn and \
+            _sharing.reason_to_copy(tree, module) is None:
+        shared = cls
+    return (source, class_name, shared), None
 
 
 def _run_module(code):
