@@ -12,7 +12,7 @@ under a deterministic key, so a run replays bit for bit); the CSRO paper (Hennes
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+from typing import Callable, Iterator
 
 from csro.config import LLMConfig
 from csro.errors import ConfigError
@@ -21,9 +21,11 @@ from csro.store import RunStore, StoreError
 
 
 @contextlib.contextmanager
-def run_client(llm: LLMConfig, store) -> Iterator[LLMClient]:
+def run_client(llm: LLMConfig, store, on_generation: Callable[[str, int, float, bool], None] | None = None
+               ) -> Iterator[LLMClient]:
     """A run's LLM client: every call recorded in ``store`` (a run, AOR or training store),
-    recorded calls served from it, priced and capped by ``llm.budget``."""
+    recorded calls served from it, priced and capped by ``llm.budget``; ``on_generation`` hears
+    of a running completion (``LLMClient``)."""
     earlier = replayed_run(llm)
     if earlier is not None and earlier.resolve() == store.directory.resolve():
         raise ConfigError("llm.path: a run cannot replay itself (resume it instead)")
@@ -37,7 +39,8 @@ def run_client(llm: LLMConfig, store) -> Iterator[LLMClient]:
             provider.close()
             raise
         client = LLMClient(provider, concurrency=llm.concurrency, timeout_s=llm.timeout_s, retries=llm.retries,
-                           backoff_s=llm.backoff_s, recorder=store.add_llm_call, recorded=store.llm_call, meter=meter)
+                           backoff_s=llm.backoff_s, recorder=store.add_llm_call, recorded=store.llm_call, meter=meter,
+                           on_generation=on_generation)
         try:
             # The files provider hands out replies in submission order: give it the calls already made.
             on_submit = getattr(provider, "on_submit", None)

@@ -41,11 +41,14 @@ class Hooks:
     """Callbacks for a user interface, for every run kind (``csro.runkinds``).
 
     ``on_event(step, kind, data)``: a loop or oracle event at an iteration (CSRO), a round
-    (AOR), a training step, or 0 (discovery); ``on_progress(phase, done, total)``: matches.
+    (AOR), a training step, or 0 (discovery); ``on_progress(phase, done, total)``: matches;
+    ``on_generation(key, tokens, seconds, done)``: an LLM completion while it runs (CSRO runs
+    with a provider that reports it, ``csro.llm.LLMClient``).
     """
 
     on_event: Callable[[int, str, dict], None] | None = None
     on_progress: Callable[[str, int, int], None] | None = None
+    on_generation: Callable[[str, int, float, bool], None] | None = None
 
 
 def start(config: RunConfig, directory: str | pathlib.Path, hooks: Hooks = Hooks()) -> pathlib.Path:
@@ -112,7 +115,7 @@ def _execute(config: RunConfig, store: RunStore, hooks: Hooks) -> pathlib.Path:
     game = load_game(config.game)
     limits = config.sandbox.limits()
     store.add_event(len(store.iterations()), events.SANDBOX, check_layers())
-    with run_client(config.llm, store) as llm, make_backend(config.execution) as backend:
+    with run_client(config.llm, store, hooks.on_generation) as llm, make_backend(config.execution) as backend:
         sim = StoredSimulator(game, store, backend, seed=config.seed, limits=limits, progress=hooks.on_progress)
         scorer = Scorer(game, sim, config.evaluation)
         loop = CSRO(config, game, store, sim, llm, oracle=get_oracle(config.oracle.kind),

@@ -135,3 +135,16 @@ def test_recorded_lookups_run_in_the_calling_thread_in_request_order():
     LLMClient(ScriptedProvider(delay_s=0.01), concurrency=4, recorded=recorded).complete_many(
         [request(sample=i) for i in range(4)])
     assert looked_up == [(0, True), (1, True), (2, True), (3, True)]
+
+
+def test_on_generation_reaches_a_provider_that_reports_progress_and_spares_one_that_does_not():
+    class Reporting(ScriptedProvider):
+        on_generation = None
+
+    heard = []
+    reporting, plain = Reporting(["a"]), ScriptedProvider(["b"])
+    LLMClient(reporting, on_generation=lambda *a: heard.append(a))
+    LLMClient(plain, on_generation=lambda *a: heard.append(a))
+    assert reporting.on_generation is not None and not hasattr(plain, "on_generation")
+    reporting.on_generation("1/propose/0", 3, 1.5, False)
+    assert heard == [("1/propose/0", 3, 1.5, False)]

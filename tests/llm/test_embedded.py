@@ -155,3 +155,19 @@ def test_a_gguf_path_names_the_model_after_its_file_unless_the_config_names_it(t
     gguf.write_bytes(b"GGUF")  # never loaded: the model is loaded on the first call
     assert make_provider(LLMConfig(provider="embedded", path=str(gguf))).model == "my-model"
     assert make_provider(LLMConfig(provider="embedded", path=str(gguf), model="mine")).model == "mine"
+
+
+@pytest.mark.slow
+def test_a_running_completion_is_reported_and_its_end_with_the_reply_tokens(client):
+    heard = []
+    client.provider.on_generation = lambda *args: heard.append(args)
+    try:
+        reply = client.complete(_request(seed=21, max_tokens=60))
+    finally:
+        client.provider.on_generation = None
+    assert reply.ok and heard, reply.error
+    *running, last = heard
+    assert last[0] == str(reply.key) and last[1] == reply.tokens_out and last[3] is True
+    assert all(key == str(reply.key) and not done and 0 <= tokens <= reply.tokens_out
+               for key, tokens, _, done in running)
+    assert [s for _, _, s, _ in heard] == sorted(s for _, _, s, _ in heard)

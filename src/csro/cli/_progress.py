@@ -41,7 +41,8 @@ def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
 
 @contextlib.contextmanager
 def run_hooks(view: View, total: int | None) -> Iterator[Hooks]:
-    """Event lines on stderr, and a match progress bar when stderr is a terminal."""
+    """Event lines on stderr; when stderr is a terminal, also a match progress bar and a live
+    line for each running LLM completion (its tokens and rate; not a log line)."""
     from csro.runs import Hooks
 
     if not sys.stderr.isatty():
@@ -52,7 +53,8 @@ def run_hooks(view: View, total: int | None) -> Iterator[Hooks]:
         yield Hooks(on_event=on_event)
         return
     with new_progress() as bar:
-        tasks: dict[str, int] = {}
+        tasks: dict[str, int] = {}  # match phase -> its bar
+        calls: dict[str, int] = {}  # running LLM call -> its line
 
         def on_event(i: int, kind: str, data: dict) -> None:
             line = view.event_line(i, kind, data, total)
@@ -66,4 +68,15 @@ def run_hooks(view: View, total: int | None) -> Iterator[Hooks]:
             if done >= total_matches:
                 bar.remove_task(tasks.pop(phase))
 
-        yield Hooks(on_event=on_event, on_progress=on_progress)
+        def on_generation(key: str, tokens: int, seconds: float, done: bool) -> None:
+            # one line per running completion, gone when it ends: its tokens and their rate
+            if done:
+                if key in calls:
+                    bar.remove_task(calls.pop(key))
+                return
+            text = f"LLM {key}: {tokens} tokens, {tokens / seconds:.1f} tok/s" if seconds > 0 else f"LLM {key}"
+            if key not in calls:
+                calls[key] = bar.add_task(text, total=None)
+            bar.update(calls[key], description=text)
+
+        yield Hooks(on_event=on_event, on_progress=on_progress, on_generation=on_generation)

@@ -18,6 +18,9 @@ flaky server:
    (``csro.llm.budget``), which refuses a batch of fresh calls that could pass
    ``llm.budget`` by raising ``BudgetExhausted`` before anything is sent.
 
+``on_generation(key, tokens, seconds, done)`` goes to a provider that reports a completion
+while it runs (one with an ``on_generation`` attribute, the embedded model), for a live line.
+
 ``complete_many`` runs its requests on a thread pool of ``min(concurrency,
 provider.max_concurrency)`` workers and records the replies in request order, so the
 store's order never depends on which call finished first.
@@ -46,12 +49,15 @@ class LLMClient:
 
     def __init__(self, provider: Provider, *, concurrency: int = 2, timeout_s: float = 300.0, retries: int = 3,
                  backoff_s: float = 1.0, recorder: Recorder | None = None, recorded: Recorded | None = None,
-                 meter: Meter | None = None, sleep: Callable[[float], None] = time.sleep):
+                 meter: Meter | None = None, sleep: Callable[[float], None] = time.sleep,
+                 on_generation: Callable[[str, int, float, bool], None] | None = None):
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {concurrency}")
         if retries < 0:
             raise ValueError(f"retries must be at least 0, got {retries}")
         self.provider = provider
+        if on_generation is not None and hasattr(provider, "on_generation"):
+            provider.on_generation = on_generation
         self.concurrency = concurrency
         self.timeout_s = timeout_s
         self.retries = retries

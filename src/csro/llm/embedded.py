@@ -34,6 +34,10 @@ cells, and the reply is byte-identical (tested, with and without a grammar). Cel
 while generating (one token at a time) or in a prompt's last, partial batch are never reused.
 ``reply.tokens_cached`` counts the prompt tokens taken from the cache.
 
+``on_generation(key, tokens, seconds, done)``, when set (``LLMClient`` sets it from its own),
+hears how a completion is going: at most twice a second while tokens come, and once when it
+ends, so a user interface can show the tokens and the rate of a long generation.
+
 ``count_tokens`` counts a chat's prompt tokens exactly as ``complete`` would send them, with
 the model's vocabulary only (no weights loaded), for ``csro run --estimate``.
 """
@@ -44,7 +48,7 @@ import dataclasses
 import pathlib
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -60,6 +64,7 @@ N_CTX = 4096  # prompts of 2-3k tokens plus a policy-sized completion
 N_BATCH = 64
 # Under a grammar: no truncation of the masked distribution (module docstring).
 UNTRUNCATED = {"top_k": 0, "top_p": 1.0, "min_p": 0.0}
+PROGRESS_EVERY_S = 0.5  # the most often ``on_generation`` hears of a running completion
 DEFAULT_THREADS = 1  # two threads collapse when another process holds one of the two cores (bench/, docs/llm.md)
 
 # ChatML, the format of the Qwen models, for a GGUF without a chat template.
@@ -75,6 +80,7 @@ class EmbeddedProvider:
     grammar = True
     free = True
     counts_tokens = True  # ``count_tokens``: the model's own tokenizer
+    on_generation: Callable[[str, int, float, bool], None] | None = None  # module docstring
 
     @classmethod
     def from_config(cls, llm: LLMConfig, _: object = None) -> "EmbeddedProvider":
@@ -146,11 +152,15 @@ class EmbeddedProvider:
         with self._lock:
             self._load()
             tokens, template_stop = _tokens(self._llama, self._formatter, request.messages, request.prefill)
-            deadline = time.monotonic() + timeout_s
+            started = time.monotonic()
+            deadline = started + timeout_s
             expired = []
+            report = _Reporter(self.on_generation, str(request.key), len(tokens), started)
 
-            def past_deadline(tokens: Any, logits: Any) -> bool:
-                if time.monotonic() > deadline:
+            def past_deadline(ids: Any, logits: Any) -> bool:
+                now = time.monotonic()
+                report(len(ids), now)
+                if now > deadline:
                     expired.append(True)
                 return bool(expired)
 
@@ -169,6 +179,7 @@ class EmbeddedProvider:
             except ValueError as exc:  # e.g. the prompt does not fit the context
                 raise ProviderError(f"llama.cpp: {exc}", retryable=False) from None
             self._batched = len(tokens) // self.n_batch * self.n_batch
+            report.done(out["usage"]["completion_tokens"])
         if expired:
             raise ProviderError(f"generation exceeded the time limit of {timeout_s:g} s", retryable=False)
         usage = out["usage"]
@@ -203,6 +214,23 @@ class EmbeddedProvider:
                       n_threads_batch=self.threads, n_batch=self.n_batch, n_ubatch=self.n_batch, verbose=False)
         self._formatter = _formatter(llama)
         self._llama = llama
+
+
+class _Reporter:
+    """Calls ``on_generation`` for one completion: while it runs (throttled) and at its end."""
+
+    def __init__(self, listener: Callable[[str, int, float, bool], None] | None, key: str, prompt: int, started: float):
+        self.listener, self.key, self.prompt, self.started = listener, key, prompt, started
+        self.last = started
+
+    def __call__(self, ids: int, now: float) -> None:
+        if self.listener is not None and now - self.last >= PROGRESS_EVERY_S:
+            self.last = now
+            self.listener(self.key, ids - self.prompt, now - self.started, False)
+
+    def done(self, tokens: int) -> None:
+        if self.listener is not None:
+            self.listener(self.key, tokens, time.monotonic() - self.started, True)
 
 
 def _formatter(llama: Any) -> Any:
