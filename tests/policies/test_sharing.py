@@ -96,6 +96,18 @@ def test_a_module_that_holds_only_constants_is_shared(source):
 
 
 # (a module whose instances could pass state through it, what the reason names)
+# A counter kept in a closure: module state no attribute assignment shows (both tables use it).
+COUNTER = """
+        def counter():
+            n = 0
+            def bump():
+                nonlocal n
+                n += 1
+                return n
+            return bump
+        BUMP = counter()
+"""
+
 COPIED = {
     "module list mutated in a method": ("""
         HISTORY = []
@@ -236,15 +248,7 @@ COPIED = {
                 builtins.n = 1
                 return "ROCK"
     """, "builtins"),
-    "nonlocal closure": ("""
-        def counter():
-            n = 0
-            def bump():
-                nonlocal n
-                n += 1
-                return n
-            return bump
-        BUMP = counter()
+    "nonlocal closure": (COUNTER + """
         class Agent:
             def act(self, observation):
                 return ("ROCK", "PAPER")[BUMP() % 2]
@@ -460,14 +464,7 @@ TRICKS = {
     """,
     "nonlocal closure": """
         import random
-        def counter():
-            n = 0
-            def bump():
-                nonlocal n
-                n += 1
-                return n
-            return bump
-        BUMP = counter()
+""" + COUNTER + """
         class Agent:
             def act(self, observation):
                 return "%d %r" % (BUMP(), random.random())
