@@ -44,7 +44,7 @@ def no_code_error(class_name: str) -> str:
 
 def extract_code(text: str, class_name: str) -> Extracted:
     """The program in ``text`` (a reply joined with its prefill) defining ``class_name``."""
-    candidates = [body for lang, body in _FENCE.findall(text) if lang.lower() in ("", "python", "py", "python3")]
+    candidates = _python_blocks(text)
     if not candidates:
         candidates = [_bare_code(text)]
     programs = [p for p in (_parseable_prefix(textwrap.dedent(c)) for c in candidates) if p]
@@ -52,6 +52,11 @@ def extract_code(text: str, class_name: str) -> Extracted:
     if not defining:
         return Extracted(None, no_code_error(class_name))
     return Extracted(_drop_main_block(defining[0]))
+
+
+def _python_blocks(text: str) -> list[str]:
+    """The bodies of the reply's fenced blocks that are Python or unlabelled, in order."""
+    return [body for lang, body in _FENCE.findall(text) if lang.lower() in ("", "python", "py", "python3")]
 
 
 def _bare_code(text: str) -> str:
@@ -102,7 +107,7 @@ def _drop_main_block(code: str) -> str:
 def reply_program(text: str) -> str | None:
     """The ``program_id`` of the first code a reply holds (a fenced block, else bare code),
     cut to its parseable lines as ``extract_code`` cuts it; None when it holds no code."""
-    blocks = [body for lang, body in _FENCE.findall(text) if lang.lower() in ("", "python", "py", "python3")]
+    blocks = _python_blocks(text)
     code = _parseable_prefix(textwrap.dedent(blocks[0] if blocks else _bare_code(text)))
     return program_id(code) if code else None
 
