@@ -18,19 +18,20 @@ def usage(replies: Iterable[LLMReply]) -> dict:
     issue 26: a sampler that collapses onto one mode shows as fewer programs than calls),
     ``cost_usd`` is None when a call's price is unknown, ``seconds`` the calls' summed latency."""
     replies = list(replies)
+    program = {id(r): reply_program(r.full_text) if r.ok else None for r in replies}  # each reply parsed once
     roles: dict[str, list[LLMReply]] = {}
     iterations: dict[int, list[LLMReply]] = {}
     for r in replies:
         roles.setdefault(role_of(r.key.step), []).append(r)
         iterations.setdefault(r.key.iteration, []).append(r)
-    return {"total": _group(replies),
-            "roles": {role: _group(roles[role]) for role in ROLES if role in roles},
-            "iterations": [{"iteration": k, **_group(v)} for k, v in sorted(iterations.items())]}
+    return {"total": _group(replies, program),
+            "roles": {role: _group(roles[role], program) for role in ROLES if role in roles},
+            "iterations": [{"iteration": k, **_group(v, program)} for k, v in sorted(iterations.items())]}
 
 
-def _group(replies: list[LLMReply]) -> dict:
+def _group(replies: list[LLMReply], program: dict[int, str | None]) -> dict:
     costs = [r.cost_usd for r in replies]
-    programs = {reply_program(r.full_text) for r in replies if r.ok} - {None}
+    programs = {program[id(r)] for r in replies} - {None}
     return {"calls": len(replies), "errors": sum(not r.ok for r in replies), "programs": len(programs),
             "tokens_in": sum(r.tokens_in for r in replies), "tokens_cached": sum(r.tokens_cached for r in replies),
             "tokens_out": sum(r.tokens_out for r in replies),
