@@ -142,6 +142,17 @@ def test_example_policies_play(game, play, from_source):
 
 
 
+def test_rule_programs_play_while_they_win_and_at_random_while_they_lose(game, play, scripted, from_source):
+    # The rule grammar's fixed class (RRPS_HEADER) guards the model's rules: a rule that keeps
+    # winning is played (only the first four throws are random), one that keeps losing is not.
+    header, _ = game.policy_grammar()
+    paper = from_source(header + '        return "PAPER"\n', game.policy_class)
+    assert play(game, [paper, "rockbot"], 0)[0] >= 992
+    rock = from_source(header + '        return "ROCK"\n', game.policy_class)
+    returns = play(game, [rock, scripted(lambda r: "PAPER")], 0)
+    assert -150 < returns[0] < 150  # uniform throws against PAPER: 0 +- 26 (one sd); unguarded: -1000
+
+
 def _population_return(game, play, bot, matches_per_cell):
     names = [ref.split(":", 1)[1] for ref in game.population()]
     cells = [
