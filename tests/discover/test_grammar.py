@@ -6,10 +6,11 @@ from csro.config import EvolveConfig
 from csro.discover import CFRHooksProblem
 from csro.discover._grammar import CFR_RULES, HEAD, cfr_grammar
 from csro.extract import extract_code
+from csro.gbnf import sample
 from csro.policies import SandboxLimits
 from csro.solvers.suite import resolve_games
 
-from tests.oracles.test_oracle_grammar import sample
+from csro.gbnf import sample
 
 
 def test_every_sampled_cfr_program_passes_the_check_and_gets_a_fitness():

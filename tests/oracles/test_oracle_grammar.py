@@ -2,31 +2,11 @@
 checked in the real sandbox); other games get their API's method headers, in order."""
 
 import random
-import re
-import string
 
 from csro.games import load_game
+from csro.gbnf import sample
 from csro.oracles._grammar import grammar_for, skeleton_rules, to_gbnf
 from tests.conftest import arena_for
-
-
-def sample(rules, rng, name="root"):
-    """A random sentence of ``rules`` (literals, rule names with ``?``, character classes)."""
-    out = []
-    for item in rng.choice(rules[name]):
-        if item.startswith('"'):
-            out.append(item[1:])
-            continue
-        optional, repeated = item.endswith("?"), item.endswith("+")
-        token = item.rstrip("?+")
-        if optional and rng.random() < 0.5:
-            continue
-        if token.startswith("["):
-            chars = [c for c in string.ascii_letters + string.digits + " ,.'-" if re.fullmatch(token, c)]
-            out.append("".join(rng.choice(chars) for _ in range(rng.randint(1, 12) if repeated else 1)))
-        else:
-            out.append(sample(rules, rng, token))
-    return "".join(out)
 
 
 def test_every_sampled_rrps_rule_program_is_valid(rrps, tmp_path):

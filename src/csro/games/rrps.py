@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import math
 from typing import Any, Sequence
 
 import pyspiel
@@ -294,11 +295,11 @@ class Agent:
 # and margin were chosen by a sweep of sampled rule programs against the 43 bots (docs/oracles.md,
 # "The rule grammar's guard"): without a margin, a periodic bot such as rotatebot meets the rules
 # exactly on the throws they lose.
-RRPS_HEADER = '''\
+_RULE_HEADER = '''\
 import random
 
 MOVES = ["ROCK", "PAPER", "SCISSORS"]
-BEATS = {"ROCK": "PAPER", "PAPER": "SCISSORS", "SCISSORS": "ROCK"}
+BEATS = {{"ROCK": "PAPER", "PAPER": "SCISSORS", "SCISSORS": "ROCK"}}
 
 
 class Agent:
@@ -324,14 +325,27 @@ class Agent:
             self.mine.append(observation["my_action"])
             if self.proposed is not None:
                 won, lost = BEATS[theirs] == self.proposed, BEATS[self.proposed] == theirs
-                self.record = 0.95 * self.record + won - lost
+                self.record = {decay} * self.record + won - lost
         self.proposed = self.rules()
-        if self.record > 3:
+        if self.record > {margin}:
             return self.proposed
         return random.choice(MOVES)
 
     def rules(self) -> str:
 '''
+
+GUARD_DECAY = 0.95
+GUARD_MARGIN = 3
+
+
+def rule_header(decay: float = GUARD_DECAY, margin: float = GUARD_MARGIN) -> str:
+    """The rule grammar's fixed class with its guard: the rules play while their record, decayed
+    by ``decay`` a throw, is above ``margin`` (``-math.inf``: always, the class before the guard)."""
+    bound = 'float("-inf")' if margin == -math.inf else f"{margin:g}"
+    return _RULE_HEADER.format(decay=decay, margin=bound)
+
+
+RRPS_HEADER = rule_header()
 
 
 RRPS_RULES: Rules = {
