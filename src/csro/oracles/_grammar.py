@@ -9,7 +9,8 @@ fallback, never the main path.
   rule language, valid by construction (measured 10/10 valid for the 0.5B model on this
   machine, and 3/3 in ``bench/valid_rate.py``): a fixed class keeps both histories; the
   model writes an optional strategy comment, up to four ``if COND: return EXPR`` rules over
-  the opponent's and its own history, and a final ``return EXPR``.
+  the opponent's and its own history, and a final ``return EXPR``; the class plays the rules
+  only while they are winning (``csro.games.rrps.rule_header``).
 - Other games: a looser skeleton. The class line and every method header of the game's API
   are fixed, in order; each method body is one or more free lines indented under it. It
   keeps the structure, not the semantics: the sandbox check still decides validity.
