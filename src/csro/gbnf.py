@@ -4,8 +4,8 @@ A grammar is ``Rules``: rule name -> alternatives, each a sequence of items; an 
 literal (``lit("text")``, stored as ``'"text'``), a rule name (``NAME``, or ``NAME?`` for an
 optional one), or a GBNF character class (``[...]`` with an optional ``+`` or ``?``). Kept
 as data, the same language can be rendered for the model (``to_gbnf``) and enumerated or
-sampled (``sample``, for tests and benchmarks). Used by the oracles' fallback grammars, the games' strict policy grammars
-(``CodeGame.policy_grammar``) and discovery's CFR-hook grammar.
+sampled (``sample``, for tests and benchmarks). Used by the oracles' fallback grammars, the
+games' strict policy grammars (``CodeGame.policy_grammar``) and discovery's CFR-hook grammar.
 """
 
 from __future__ import annotations
