@@ -10,8 +10,6 @@ from csro.gbnf import sample
 from csro.policies import SandboxLimits
 from csro.solvers.suite import resolve_games
 
-from csro.gbnf import sample
-
 
 def test_every_sampled_cfr_program_passes_the_check_and_gets_a_fitness():
     rng = random.Random(0)
