@@ -141,7 +141,6 @@ def test_example_policies_play(game, play, from_source):
         assert returns[0] > 900  # counters the most frequent throw
 
 
-
 def test_rule_programs_play_while_they_win_and_at_random_while_they_lose(game, play, scripted, from_source):
     # The rule grammar's fixed class (RRPS_HEADER) guards the model's rules: a rule that keeps
     # winning is played (only the first four throws are random), one that keeps losing is not.
