@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from csro.llm import CallKey, LLMReply, LLMRequest, Message
+from csro.llm import CallKey, LLMReply, LLMRequest, Message, ProviderError
 
 
 def request(iteration: int = 0, step: str = "propose", sample: int = 0, text: str = "write a policy") -> LLMRequest:
@@ -50,3 +50,23 @@ class ScriptedProvider:
 
     def close(self) -> None:
         self.closed = True
+
+
+class GroupingProvider(ScriptedProvider):
+    """A provider that decodes a ``complete_many``'s requests together: each reply names the
+    whole group it was decoded in; a request whose text says ``fail`` fails alone."""
+
+    def __init__(self, script=()):
+        super().__init__(script)
+        self.groups: list[list[CallKey]] = []
+
+    def complete_group(self, requests, timeout_s):
+        keys = [r.key for r in requests]
+        with self._lock:
+            self.groups.append(keys)
+            item = self.script.pop(0) if self.script else "ok"
+        if isinstance(item, BaseException):
+            raise item
+        return [ProviderError("this one failed", retryable=False) if "fail" in r.messages[0].content else
+                LLMReply(r.key, f"{item} {r.key} of {len(keys)}", self.name, self.model, tokens_in=10, tokens_out=5)
+                for r in requests]

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from ._fakes import ScriptedProvider, request
+from ._fakes import GroupingProvider, ScriptedProvider, request
 from csro.llm import LLMClient, ProviderError
 
 
@@ -148,3 +148,29 @@ def test_on_generation_reaches_a_provider_that_reports_progress_and_spares_one_t
     assert reporting.on_generation is not None and not hasattr(plain, "on_generation")
     reporting.on_generation("1/propose/0", 3, 1.5, False)
     assert heard == [("1/propose/0", 3, 1.5, False)]
+
+
+def test_a_grouping_provider_decodes_the_whole_batch_even_where_part_of_it_is_recorded():
+    # A reply then depends on its group, so a resumed run must decode the same group again.
+    provider = GroupingProvider()
+    batch = [request(sample=i) for i in range(3)]
+    uninterrupted = LLMClient(provider).complete_many(batch)
+    store, recorded = {uninterrupted[0].key: uninterrupted[0]}, []
+    client = LLMClient(provider, recorded=store.get, recorder=lambda q, r: recorded.append(r.key))
+    resumed = client.complete_many(batch)
+    assert provider.groups == [[q.key for q in batch]] * 2
+    assert [r.text for r in resumed] == [r.text for r in uninterrupted] and resumed[0] is uninterrupted[0]
+    assert recorded == [batch[1].key, batch[2].key]  # the recorded reply is kept, not recorded again
+    assert (client.stats()["calls"], client.stats()["replayed"]) == (2, 1)
+    client.complete_many(batch[:1])  # a single request, recorded: nothing is decoded
+    assert len(provider.groups) == 2 and not provider.attempts
+
+
+def test_a_grouping_provider_gets_a_single_request_alone_and_its_failures_are_recorded_per_request():
+    provider = GroupingProvider([ProviderError("busy", status=503, retryable=True)])
+    client = LLMClient(provider, sleep=lambda s: None)
+    replies = client.complete_many([request(sample=0), request(sample=1, text="fail")])
+    assert len(provider.groups) == 2  # the retryable failure of the whole group, then its retry
+    assert replies[0].ok and replies[0].attempts == 2
+    assert replies[1].error == "failed after 2 attempts: this one failed"
+    assert client.complete(request(sample=2)).ok and provider.attempts == [request(sample=2).key]

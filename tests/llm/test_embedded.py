@@ -9,7 +9,7 @@ import pytest
 from csro.config import LLMConfig
 from csro.errors import ConfigError
 from csro.games import load_game
-from csro.llm import DEFAULT_MODEL, CallKey, LLMClient, LLMRequest, Message, ensure_model, make_provider
+from csro.llm import DEFAULT_MODEL, CallKey, LLMClient, LLMReply, LLMRequest, Message, ensure_model, make_provider
 from csro.llm.embedded import EmbeddedProvider
 from csro.llm.models import MODELS
 from csro.oracles._grammar import grammar_for
@@ -62,10 +62,17 @@ def test_the_prompt_is_counted_with_the_vocabulary_alone_as_the_model_counts_it(
 
 
 @pytest.mark.slow
-def test_the_same_seed_gives_the_same_text_and_another_seed_may_differ(client):
-    first, again, other = client.complete_many([_request(0), _request(1), _request(2, seed=4, temperature=1.5)])
+def test_the_same_requests_give_the_same_text_and_another_seed_may_differ(client):
+    # Samples of one prompt are decoded together, and a row's logits depend on the rows beside
+    # it: the same seed in two rows of one group may write different text; the same list of
+    # requests always writes the same.
+    batch = [_request(0), _request(1, seed=4, temperature=1.5)]
+    first, other = client.complete_many(batch)
+    again, _ = LLMClient(client.provider).complete_many(batch)
+    alone = client.complete(_request(2))
     assert first.text == again.text
     assert first.text != other.text
+    assert alone.text == client.complete(_request(2)).text
 
 
 @pytest.mark.slow
@@ -83,7 +90,7 @@ def test_model_sampling_samples_with_the_models_published_settings(client):
     try:
         assert tuned.provider.sampling == MODELS[DEFAULT_MODEL].sampling is not None
         assert client.provider.sampling is None  # llama.cpp's defaults unless asked
-        first, again = tuned.complete_many([_request(0), _request(1)])  # same seed
+        first, again = tuned.complete(_request(0)), tuned.complete(_request(0))
         assert first.ok and first.text.strip() and first.text == again.text
     finally:
         tuned.close()
@@ -171,3 +178,22 @@ def test_a_running_completion_is_reported_and_its_end_with_the_reply_tokens(clie
     assert all(key == str(reply.key) and not done and 0 <= tokens <= reply.tokens_out
                for key, tokens, _, done in running)
     assert [s for _, _, s, _ in heard] == sorted(s for _, _, s, _ in heard)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("constrained", [False, True], ids=["free", "grammar"])
+def test_samples_decoded_together_are_byte_identical_with_or_without_a_cached_prefix_issue_26(cold_and_warm,
+                                                                                              constrained):
+    cold, warm = cold_and_warm
+    extra = {"prefill": RULES_PREFILL, "grammar": RULES_GRAMMAR, "stop": (), "max_tokens": 60} if constrained else {}
+    group = [_asking(" Keep it short.", sample=k, seed=10 + k, **extra) for k in range(3)]
+    expected = cold.complete_group(group, 300)
+    warm.complete(_asking(" Be clever.", seed=9, **extra), 300)  # shares the system and most of the user message
+    after_other = warm.complete_group(group, 300)
+    assert all(isinstance(r, LLMReply) and r.text.strip() for r in expected), expected
+    assert [(r.text, r.tokens_out) for r in after_other] == [(r.text, r.tokens_out) for r in expected]
+    # the first sample evaluated the prompt; the others shared its cells
+    assert after_other[0].tokens_cached < after_other[0].tokens_in
+    assert [r.tokens_cached for r in after_other[1:]] == [r.tokens_in for r in after_other[1:]]
+    single = warm.complete(group[0], 300)  # the provider serves one request alone as before
+    assert single.text.strip() and single.tokens_in == expected[0].tokens_in

@@ -46,13 +46,14 @@ def test_a_short_real_run_with_the_embedded_model(tmp_path):
 def test_kill_9_and_resume_of_an_embedded_run_ends_like_an_uninterrupted_one(tmp_path):
     """Issue 26: with prefix reuse, iteration 2 of the resumed run is decoded by a fresh process
     (a cold cache) and of the uninterrupted run after iteration 1 (a warm one); both must write
-    the same text, so the runs end equal. Tiny settings: two iterations, one short call each."""
+    the same text, so the runs end equal. Tiny settings: two iterations, two short samples each,
+    decoded together (``EmbeddedProvider.complete_group``)."""
     config = {
         "game": "rrps(num_throws=100)",
         "iterations": 2,
         "seed": 3,
         "matches_per_cell": 2,
-        "oracle": {"kind": "zero_shot", "max_repairs": 0, "max_tokens": 200},
+        "oracle": {"kind": "zero_shot", "samples": 2, "max_repairs": 0, "max_tokens": 200},
         "llm": {"provider": "embedded", "model": "qwen2.5-coder-0.5b", "threads": 1},
         "evaluation": {"population": ["builtin:rockbot", "builtin:copybot"], "matches_per_opponent": 2},
         "execution": {"processes": 2},
@@ -72,4 +73,5 @@ def test_kill_9_and_resume_of_an_embedded_run_ends_like_an_uninterrupted_one(tmp
 
     whole, resumed = outcome(tmp_path / "whole"), outcome(tmp_path / "killed")
     assert resumed == whole
-    assert [key for key, _ in whole["calls"]][:1] == ["1/propose/0"] and any(k.startswith("2/") for k, _ in whole["calls"])
+    assert [key for key, _ in whole["calls"]][:2] == ["1/propose/0", "1/propose/1"]
+    assert any(k.startswith("2/") for k, _ in whole["calls"])

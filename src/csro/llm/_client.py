@@ -24,6 +24,13 @@ while it runs (one with an ``on_generation`` attribute, the embedded model), for
 ``complete_many`` runs its requests on a thread pool of ``min(concurrency,
 provider.max_concurrency)`` workers and records the replies in request order, so the
 store's order never depends on which call finished first.
+
+A provider that decodes requests together (``complete_group``, the embedded model: a reply
+then depends on the requests decoded beside it) gets the whole list of a ``complete_many``
+whenever any of its requests is not recorded, the recorded ones included, so a resumed run
+decodes the same groups as an uninterrupted one; the recorded replies are kept and the
+recomputed copies of them dropped (rule 2 still holds for what is recorded). Retries
+(rule 3) then apply to the whole list.
 """
 
 from __future__ import annotations
@@ -97,7 +104,9 @@ class LLMClient:
         self._submit(requests)
         workers = min(self.workers, len(todo))
         with contextlib.ExitStack() as stack:
-            if workers > 1:
+            if todo and len(requests) > 1 and hasattr(self.provider, "complete_group"):
+                fresh = iter(self._call_group(requests, known))
+            elif workers > 1:
                 pool = stack.enter_context(concurrent.futures.ThreadPoolExecutor(workers, "csro-llm"))
                 fresh = pool.map(self._call, todo)
             else:
@@ -135,7 +144,33 @@ class LLMClient:
 
     def _call(self, request: LLMRequest) -> LLMReply:
         """The provider's priced reply (after retries), counted in the stats."""
-        reply = self.meter.priced(self._attempt(request))
+        return self._counted(self._attempt(request))
+
+    def _call_group(self, requests: list[LLMRequest], known: list[LLMReply | None]) -> list[LLMReply]:
+        """The replies to the requests not ``known``, decoded by ``provider.complete_group``
+        beside all of ``requests`` (module docstring), each priced and counted."""
+        start = time.monotonic()
+        for attempt in range(self.retries + 1):
+            try:
+                results = self.provider.complete_group(requests, self.timeout_s)
+                break
+            except ProviderError as exc:
+                error = exc
+            except Exception as exc:  # a provider bug must not end the run: recorded, not retried
+                error = ProviderError(f"{type(exc).__name__}: {exc}", retryable=False)
+            if not error.retryable or attempt == self.retries:
+                results = [error] * len(requests)
+                break
+            self._sleep(self.backoff_s * 2 ** attempt)
+        latency = time.monotonic() - start
+        return [self._counted(self._failed(request, result, attempt + 1, latency)
+                              if isinstance(result, ProviderError) else
+                              dataclasses.replace(result, attempts=attempt + 1, latency_s=latency))
+                for request, result, reply in zip(requests, results, known) if reply is None]
+
+    def _counted(self, reply: LLMReply) -> LLMReply:
+        """``reply`` priced and counted in the stats."""
+        reply = self.meter.priced(reply)
         with self._lock:
             self._stats["calls"] += 1
             self._stats["tokens_in"] += reply.tokens_in
@@ -156,10 +191,14 @@ class LLMClient:
             except Exception as exc:  # a provider bug must not end the run: recorded, not retried
                 error, retryable = ProviderError(f"{type(exc).__name__}: {exc}", retryable=False), False
             if not retryable or attempt == self.retries:
-                return LLMReply(request.key, "", self.provider.name, self.provider.model, attempts=attempt + 1,
-                                latency_s=time.monotonic() - start, error=_one_line(error, attempt + 1))
+                return self._failed(request, error, attempt + 1, time.monotonic() - start)
             self._sleep(self.backoff_s * 2 ** attempt)
             attempt += 1
+
+    def _failed(self, request: LLMRequest, error: ProviderError, attempts: int, latency_s: float) -> LLMReply:
+        """The recorded reply of a request that failed."""
+        return LLMReply(request.key, "", self.provider.name, self.provider.model, attempts=attempts,
+                        latency_s=latency_s, error=_one_line(error, attempts))
 
     def _record(self, request: LLMRequest, reply: LLMReply) -> LLMReply:
         if self._recorder is not None:

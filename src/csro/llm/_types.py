@@ -123,6 +123,9 @@ class Provider(Protocol):
     provider can do is read from its class, registered in ``csro.registry.PROVIDERS``: ``free``
     (priced at 0), ``counts_tokens`` (a ``count_tokens(messages, prefill)`` with the model's
     own tokenizer, for ``--estimate``), ``takes_images(llm)`` and ``from_config(llm, lookup)``.
+    A provider that decodes requests together has ``complete_group(requests, timeout_s)``: one
+    ``LLMReply`` or ``ProviderError`` per request, each depending on the whole list (the
+    embedded model; ``LLMClient.complete_many`` then sends it whole lists).
     """
 
     name: str

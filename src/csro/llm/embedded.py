@@ -17,7 +17,7 @@ and the cuts only narrowed it further, so that the rule grammar's samples collap
 program (make demo's rewrite prompt, the 1.5B, 10 seeds: 5 distinct programs at temperature
 1.3 with llama.cpp's default top-k 40, top-p 0.95 and min-p 0.05, 8 without them;
 ``docs/llm.md``). The model is loaded on the
-first call and serves one request at a time (``max_concurrency = 1``). ``timeout_s`` stops
+first call and serves one request (or one group, below) at a time (``max_concurrency = 1``). ``timeout_s`` stops
 a generation that runs longer; the stopped call is an error, not retried (it would take as
 long again).
 
@@ -34,9 +34,21 @@ cells, and the reply is byte-identical (tested, with and without a grammar). Cel
 while generating (one token at a time) or in a prompt's last, partial batch are never reused.
 ``reply.tokens_cached`` counts the prompt tokens taken from the cache.
 
+Samples decoded together (issue 26 item 3; ``complete_group``, ``csro.llm._parallel``): the
+requests of one ``LLMClient.complete_many`` that share their prompt (the samples of one
+proposal, evolve's rewrites of one parent) are decoded as parallel sequences over the prompt's
+cells, up to ``MAX_GROUP`` at a time, which on a CPU costs little more a step than one
+sequence. A row's logits depend on the rows beside it, so a reply is a function of its group:
+``_groups`` makes the groups from the request list alone, and the client sends the whole list
+again when any of it is unrecorded (``csro.llm._client``), so ``csro resume`` decodes the same
+groups. The group's prompt is evaluated exactly as ``complete`` evaluates a prompt (the prefix
+reuse above), so a group's replies are byte-identical with or without a cached prefix (tested).
+
 ``on_generation(key, tokens, seconds, done)``, when set (``LLMClient`` sets it from its own),
 hears how a completion is going: at most twice a second while tokens come, and once when it
-ends, so a user interface can show the tokens and the rate of a long generation.
+ends, so a user interface can show the tokens and the rate of a long generation. A group is
+reported under its first request's key with ``(+n)`` for the n others, and the tokens of all
+its sequences.
 
 ``count_tokens`` counts a chat's prompt tokens exactly as ``complete`` would send them, with
 the model's vocabulary only (no weights loaded), for ``csro run --estimate``.
@@ -44,15 +56,17 @@ the model's vocabulary only (no weights loaded), for ``csro run --estimate``.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import pathlib
 import threading
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from csro.config import LLMConfig
+from csro.llm import _parallel
 from csro.llm._types import LLMReply, LLMRequest, Message
 from csro.llm.models import DEFAULT_MODEL, MODELS, Sampling, ensure_model
 from csro.errors import ConfigError, ProviderError
@@ -64,6 +78,9 @@ N_CTX = 4096  # prompts of 2-3k tokens plus a policy-sized completion
 N_BATCH = 64
 # Under a grammar: no truncation of the masked distribution (module docstring).
 UNTRUNCATED = {"top_k": 0, "top_p": 1.0, "min_p": 0.0}
+# The most samples of one prompt decoded together (``complete_group``): on 2 cores a pass over
+# 4 tokens cost 1.7x one over a single token and a pass over 8 cost 3.4x (bench/decode_batching.py).
+MAX_GROUP = 4
 PROGRESS_EVERY_S = 0.5  # the most often ``on_generation`` hears of a running completion
 DEFAULT_THREADS = 1  # two threads collapse when another process holds one of the two cores (bench/, docs/llm.md)
 
@@ -168,14 +185,11 @@ class EmbeddedProvider:
             # llama-cpp-python keeps the common prefix of the first n_tokens cells and evaluates the rest
             self._llama.n_tokens = cached = self._reusable(tokens)
             self._batched = 0  # until this prompt is evaluated
-            sampling = dataclasses.asdict(self.sampling) if self.sampling else {}
-            if grammar is not None and not self.truncate_grammar:
-                sampling.update(UNTRUNCATED)
             try:
                 out = self._llama.create_completion(
                     tokens, max_tokens=request.max_tokens, temperature=request.temperature, seed=request.seed,
                     stop=list(request.stop) + template_stop, grammar=grammar,
-                    stopping_criteria=StoppingCriteriaList([past_deadline]), **sampling)
+                    stopping_criteria=StoppingCriteriaList([past_deadline]), **self._sampling(grammar is not None))
             except ValueError as exc:  # e.g. the prompt does not fit the context
                 raise ProviderError(f"llama.cpp: {exc}", retryable=False) from None
             self._batched = len(tokens) // self.n_batch * self.n_batch
@@ -185,6 +199,70 @@ class EmbeddedProvider:
         usage = out["usage"]
         return LLMReply(request.key, out["choices"][0]["text"], self.name, self.model, usage["prompt_tokens"],
                         usage["completion_tokens"], prefill=request.prefill, tokens_cached=cached)
+
+    def complete_group(self, requests: Sequence[LLMRequest], timeout_s: float) -> list[LLMReply | ProviderError]:
+        """The replies to ``requests``, decoded in groups (module docstring, "Samples decoded
+        together"): requests with the same prompt run as parallel sequences, at most
+        ``MAX_GROUP`` at a time and as many as the context holds at their ``max_tokens``; a
+        request whose prompt no other shares takes ``complete``. Each reply depends on the whole
+        list, so the same list gives the same replies. A request that failed has its
+        ``ProviderError`` in its place."""
+        with self._lock:
+            self._load()
+            prompts = [_tokens(self._llama, self._formatter, r.messages, r.prefill) for r in requests]
+        replies: list[LLMReply | ProviderError | None] = [None] * len(requests)
+        for group in _groups([p for p, _ in prompts], [r.max_tokens for r in requests], self.n_ctx):
+            if len(group) == 1:
+                try:
+                    replies[group[0]] = self.complete(requests[group[0]], timeout_s)
+                except ProviderError as exc:
+                    replies[group[0]] = exc
+                continue
+            tokens, template_stop = prompts[group[0]]
+            for i, reply in zip(group, self._decode_group([requests[i] for i in group], tokens, template_stop,
+                                                          timeout_s)):
+                replies[i] = reply
+        return replies
+
+    def _decode_group(self, requests: list[LLMRequest], tokens: list[int], template_stop: list[str],
+                      timeout_s: float) -> list[LLMReply | ProviderError]:
+        """Requests that share the prompt ``tokens``, decoded as parallel sequences."""
+        from llama_cpp import LlamaGrammar
+
+        with self._lock:
+            started = time.monotonic()
+            report = _Reporter(self.on_generation, f"{requests[0].key} (+{len(requests) - 1})", 0, started)
+            samples = []
+            for r in requests:
+                self._llama.set_seed(r.seed)
+                grammar = LlamaGrammar.from_string(r.grammar, verbose=False) if r.grammar else None
+                sampler = self._llama._init_sampler(temp=r.temperature, grammar=grammar,
+                                                    **self._sampling(grammar is not None))
+                samples.append(_parallel.Sample(sampler, r.max_tokens, [s.encode() for s in (*r.stop, *template_stop)]))
+            self._llama.n_tokens = cached = self._reusable(tokens)
+            self._batched = 0  # until this prompt is evaluated
+            try:
+                self._llama.eval(tokens[cached:])
+                finished = _parallel.decode(self._llama, tokens, samples, started + timeout_s, report)
+            except RuntimeError as exc:
+                raise ProviderError(f"llama.cpp: {exc}", retryable=False) from None
+            finally:
+                for sample in samples:
+                    sample.sampler.close()
+            self._batched = len(tokens) // self.n_batch * self.n_batch
+            report.done(sum(len(s.tokens) for s in samples))
+        late = ProviderError(f"generation exceeded the time limit of {timeout_s:g} s", retryable=False)
+        # the first sample evaluated the prompt's uncached tokens; the others shared its cells
+        return [LLMReply(r.key, s.text.decode("utf-8", errors="ignore"), self.name, self.model, len(tokens),
+                         len(s.tokens), prefill=r.prefill, tokens_cached=cached if k == 0 else len(tokens))
+                if finished or s.done else late for k, (r, s) in enumerate(zip(requests, samples))]
+
+    def _sampling(self, grammar: bool) -> dict:
+        """llama-cpp-python's sampling arguments besides the temperature (module docstring)."""
+        sampling = dataclasses.asdict(self.sampling) if self.sampling else {}
+        if grammar and not self.truncate_grammar:
+            sampling.update(UNTRUNCATED)
+        return sampling
 
     def _reusable(self, tokens: list[int]) -> int:
         """How many leading KV cells ``tokens`` can keep: the common prefix with the reusable
@@ -210,8 +288,18 @@ class EmbeddedProvider:
             return
         from llama_cpp import Llama
 
+        from llama_cpp._internals import LlamaContext
+
         llama = Llama(model_path=str(self.path), n_ctx=self.n_ctx, n_threads=self.threads,
                       n_threads_batch=self.threads, n_batch=self.n_batch, n_ubatch=self.n_batch, verbose=False)
+        # Parallel sequences (``complete_group``) need a context made for them, which ``Llama``
+        # has no argument for: one KV cache of n_ctx cells that all sequences share (unified),
+        # so a group's prompt is stored once. The context ``Llama`` made is replaced by it.
+        llama.context_params.n_seq_max = MAX_GROUP
+        llama.context_params.kv_unified = True
+        made, llama._ctx = llama._ctx, llama._stack.enter_context(
+            contextlib.closing(LlamaContext(model=llama._model, params=llama.context_params, verbose=False)))
+        made.close()
         self._formatter = _formatter(llama)
         self._llama = llama
 
@@ -231,6 +319,22 @@ class _Reporter:
     def done(self, tokens: int) -> None:
         if self.listener is not None:
             self.listener(self.key, tokens, time.monotonic() - self.started, True)
+
+
+def _groups(prompts: Sequence[list[int]], max_tokens: Sequence[int], n_ctx: int) -> list[list[int]]:
+    """The indices of requests decoded together: those with the same prompt (in the order they
+    first appear), cut into runs of at most ``MAX_GROUP`` that fit ``n_ctx`` with every
+    sequence at the group's largest ``max_tokens``. A function of its arguments alone, so the
+    same requests always make the same groups."""
+    same: dict[tuple[int, ...], list[int]] = {}
+    for i, prompt in enumerate(prompts):
+        same.setdefault(tuple(prompt), []).append(i)
+    groups = []
+    for prompt, members in same.items():
+        room = (n_ctx - len(prompt)) // max(max(max_tokens[i] for i in members), 1)
+        size = max(1, min(MAX_GROUP, room))
+        groups += [members[k:k + size] for k in range(0, len(members), size)]
+    return groups
 
 
 def _formatter(llama: Any) -> Any:
