@@ -13,7 +13,8 @@ this order: A (cold), B, A, A, then the grammar request twice. ``xllamacpp`` is 
 dependency: install it into a scratch venv (``python -m venv /tmp/x && /tmp/x/bin/pip install
 xllamacpp``); ``run --engine xllamacpp`` imports only the standard library and the engine.
 The embedded run uses ``EmbeddedProvider`` as it ships, on the same chat. Printed per call: prompt tokens, how many came from the engine's cache,
-completion tokens, prefill and generation seconds (the engine's own timers), and whether its
+completion tokens, prefill and generation seconds (xllamacpp's own timers; for the embedded,
+``engine_throughput.Timed``'s), and whether its
 text equals the cold A's (or the first grammar reply's); then the process's peak RSS.
 """
 

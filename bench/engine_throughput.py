@@ -2,7 +2,7 @@
 
     python bench/engine_throughput.py [--model qwen2.5-coder-1.5b] [--samples 3] [--repairs 1]
                                       [--rewrites 2] [--generations 1] [--free-rewrites] [--max-tokens 320]
-                                      [--threads 1] [--modes reset:512:old,reuse:64:old,reuse:64]
+                                      [--threads 1] [--modes reset:512:old,reuse:64,group:64]
 
 The workload is the loop's own code on ``bench/valid_rate.py``'s RRPS best response (sigma over
 three code opponents), with ``make demo``'s prompt settings (scaffold prefill, opponents as
@@ -16,17 +16,20 @@ generation).
 
 Each mode runs the whole workload in a child process of its own (a cold model, its own peak
 memory), one after the other; a mode is ``reset:N`` (every prompt evaluated from its first
-token, batches of N tokens) or ``reuse:N`` (prefix reuse in batches of N, ``csro.llm.embedded``),
+token, batches of N tokens), ``reuse:N`` (prefix reuse in batches of N, ``csro.llm.embedded``,
+one request at a time) or ``group:N`` (reuse, and the requests of one ``complete_many`` that
+share a prompt decoded together as parallel sequences, ``EmbeddedProvider.complete_group``),
 with ``:old`` when the grammar is sampled as before issue 26 (llama.cpp's default top-k,
 top-p and min-p cut its distribution, at the run's temperature, not evolve's
 ``grammar_temperature``). ``reset:512:old`` is the engine before issue 26, the reference, and
 comes first. With the same N and sampling, reset and reuse write the same text (that is the
 construction), so they make the same calls and the same candidates and their ratio is the
-engine's alone; another N changes the text, and so does the sampling (which is the point of
+engine's alone (``group`` writes other text: a sample's logits depend on its batch); another N changes the text, and so does the sampling (which is the point of
 changing it: distinct samples).
 
 Per mode: LLM calls; prompt tokens and how many came from the cache; completion tokens;
-prefill and generation seconds (llama.cpp's own timers); CPU seconds of the process and its
+prefill seconds (the prompt: the provider's evaluation of more than one token) and generation seconds
+(the rest of each call); CPU seconds of the process and its
 children (the sandbox); valid candidates and the distinct ones (``csro.extract.program_id``,
 the seed excluded) per calls made; distinct valid candidates per CPU-minute; peak RSS. The
 ratio lines divide each mode by the first. While a mode runs, each call prints a progress line
@@ -37,6 +40,7 @@ The machine's load changes the seconds, not the ratio's meaning: report it with 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import pathlib
@@ -63,12 +67,11 @@ from csro.policies import SandboxLimits
 from csro.simulate import StoredSimulator
 from csro.store import RunStore
 
-MODES = {"reset": False, "reuse": True}  # mode -> reuse_prefix
-
-
 class Timed:
-    """The provider, with llama.cpp's prefill and generation timers read around each call
-    (a bench-only look at the provider's ``_llama``) and a progress line per call."""
+    """The provider, with each completion's prefill and generation seconds and a progress line
+    per call. Prefill is the time in the provider's ``_llama.eval`` over more than one token (the
+    prompt; a bench-only look inside the provider), generation the rest of the call (wall
+    seconds on a single-threaded engine, so close to its CPU seconds)."""
 
     def __init__(self, provider: EmbeddedProvider, mode: str, expected: int | None):
         self.provider, self.mode, self.expected = provider, mode, expected
@@ -76,29 +79,67 @@ class Timed:
         self.max_concurrency, self.grammar = provider.max_concurrency, provider.grammar
         self.calls: list[dict] = []
         self.started = time.monotonic()
+        self._prefill = 0.0
 
     def complete(self, request: LLMRequest, timeout_s: float) -> LLMReply:
-        import llama_cpp
-
-        if self.provider._llama is not None:
-            llama_cpp.llama_perf_context_reset(self.provider._llama.ctx)
-        reply = self.provider.complete(request, timeout_s)
-        perf = llama_cpp.llama_perf_context(self.provider._llama.ctx)
-        self.calls.append({"key": str(request.key), "tokens_in": reply.tokens_in, "cached": reply.tokens_cached,
-                           "tokens_out": reply.tokens_out, "prefill_s": perf.t_p_eval_ms / 1e3,
-                           "generate_s": perf.t_eval_ms / 1e3})
-        self._progress(request, reply)
+        started, self._prefill = time.monotonic(), 0.0
+        with self._timing_eval():
+            reply = self.provider.complete(request, timeout_s)
+        self._add([request], [reply], time.monotonic() - started)
         return reply
 
     def close(self) -> None:
         self.provider.close()
 
-    def _progress(self, request: LLMRequest, reply: LLMReply) -> None:
+    def _add(self, requests: Sequence[LLMRequest], replies: Sequence, seconds: float) -> None:
+        """One completion or group: its prefill and generation seconds shared by its calls."""
+        share = 1 / len(requests)
+        for request, reply in zip(requests, replies):
+            ok = isinstance(reply, LLMReply)
+            self.calls.append({"key": str(request.key), "tokens_in": reply.tokens_in if ok else 0,
+                               "cached": reply.tokens_cached if ok else 0, "tokens_out": reply.tokens_out if ok else 0,
+                               "prefill_s": self._prefill * share, "generate_s": (seconds - self._prefill) * share})
+            self._progress(request, reply if ok else None)
+
+    @contextlib.contextmanager
+    def _timing_eval(self):
+        self.provider._load()
+        llama = self.provider._llama
+        evaluate = llama.eval
+
+        def timed(tokens):
+            started = time.monotonic()
+            evaluate(tokens)
+            if len(tokens) > 1:
+                self._prefill += time.monotonic() - started
+
+        llama.eval = timed
+        try:
+            yield
+        finally:
+            del llama.eval
+
+    def _progress(self, request: LLMRequest, reply: LLMReply | None) -> None:
         done, elapsed = len(self.calls), time.monotonic() - self.started
         left = f", ~{(self.expected - done) * elapsed / done / 60:.1f} min left" if self.expected and self.expected > done else ""
         of = f"/{self.expected}" if self.expected else ""  # the reference's count, once it has run
-        print(f"  [{self.mode}] call {done}{of} {request.key}: {reply.tokens_in} in ({reply.tokens_cached} cached), "
-              f"{reply.tokens_out} out, {elapsed / 60:.1f} min so far{left}", file=sys.stderr, flush=True)
+        what = f"{reply.tokens_in} in ({reply.tokens_cached} cached), {reply.tokens_out} out" if reply else "failed"
+        print(f"  [{self.mode}] call {done}{of} {request.key}: {what}, {elapsed / 60:.1f} min so far{left}",
+              file=sys.stderr, flush=True)
+
+
+class TimedGroups(Timed):
+    """``Timed`` for the modes that decode the samples of one request together."""
+
+    def complete_group(self, requests: Sequence[LLMRequest], timeout_s: float) -> list:
+        started, self._prefill = time.monotonic(), 0.0
+        with self._timing_eval():
+            replies = self.provider.complete_group(requests, timeout_s)
+        self._add(requests, replies, time.monotonic() - started)
+        return replies
+
+
+MODES = {"reset": (False, Timed), "reuse": (True, Timed), "group": (True, TimedGroups)}  # -> reuse_prefix, wrapper
 
 
 class Checked:
@@ -122,9 +163,10 @@ def workload(args: argparse.Namespace, mode: str) -> dict:
     game = load_game("rrps")
     kind, n_batch, *sampling = mode.split(":")
     old = sampling == ["old"]
+    reuse, wrapper = MODES[kind]
     provider = EmbeddedProvider(ensure_model(args.model), model=args.model, threads=args.threads,
-                                n_batch=int(n_batch), reuse_prefix=MODES[kind], truncate_grammar=old)
-    timed = Timed(provider, mode, args.expected)
+                                n_batch=int(n_batch), reuse_prefix=reuse, truncate_grammar=old)
+    timed = wrapper(provider, mode, args.expected)
     client = LLMClient(timed, concurrency=1)
     config = OracleConfig(samples=max(args.samples, 1), max_repairs=args.repairs, prompt="scaffold", max_tokens=args.max_tokens,
                           context={"opponents": "code", "filter": "top_k", "k": 3},
@@ -183,8 +225,8 @@ def main() -> None:
     parser.add_argument("--matches", type=int, default=2, help="matches per opponent when a candidate is played")
     parser.add_argument("--temperature", type=float, default=0.8)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--modes", default="reset:512:old,reuse:64:old,reuse:64",
-                        help="reset:N or reuse:N, :old to sample the grammar as before issue 26; the reference first")
+    parser.add_argument("--modes", default="reset:512:old,reuse:64,group:64",
+                        help="reset:N, reuse:N or group:N, :old to sample the grammar as before issue 26; the reference first")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--expected", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
