@@ -219,8 +219,11 @@ class EmbeddedProvider:
                     replies[group[0]] = exc
                 continue
             tokens, template_stop = prompts[group[0]]
-            for i, reply in zip(group, self._decode_group([requests[i] for i in group], tokens, template_stop,
-                                                          timeout_s)):
+            try:
+                done = self._decode_group([requests[i] for i in group], tokens, template_stop, timeout_s)
+            except ProviderError as exc:  # the group's failure, not its neighbours'
+                done = [exc] * len(group)
+            for i, reply in zip(group, done):
                 replies[i] = reply
         return replies
 
