@@ -1,13 +1,14 @@
 """Several samples of one prompt decoded together, as parallel sequences of one llama.cpp context
 (issue 26 item 3; our construction, not described by Hennes et al.).
 
-On a CPU a forward pass over a few tokens costs little more than over one (the weights are
-read once per pass: 1.5B, 1 thread, 4 tokens cost 1.7x one, ``docs/llm.md``), so samples
-that share their whole prompt are generated faster side by side: the prompt is evaluated
-once, as sequence 0; its cells are shared with sequences 1..n-1 (``llama_memory_seq_cp``
-copies no data in a unified cache); then every step decodes one batch holding the newest
-token of each sequence still running, and each sequence's sampler (its own seed and grammar)
-samples from its own row.
+A forward pass over a few tokens reads the weights once, so it costs less than as many passes
+over one token, and samples that share their whole prompt are generated faster side by side
+(on this project's 2-core CPU, where one sequence is already compute-bound, modestly: 1.5B, 1
+thread, a pass over 4 tokens cost 2.6x one over a single token, x1.53 tokens a second,
+``docs/llm.md``). The prompt is evaluated once, as sequence 0; its cells are shared with
+sequences 1..n-1 (``llama_memory_seq_cp`` copies no data in a unified cache); then every step
+decodes one batch holding the newest token of each sequence still running, and each sequence's
+sampler (its own seed and grammar) samples from its own row.
 
 A row's logits depend on the other rows of its batch (``bench/decode_rows.py``), so a reply
 is a function of its whole group, never of its request alone: the caller must always decode

@@ -78,8 +78,9 @@ N_CTX = 4096  # prompts of 2-3k tokens plus a policy-sized completion
 N_BATCH = 64
 # Under a grammar: no truncation of the masked distribution (module docstring).
 UNTRUNCATED = {"top_k": 0, "top_p": 1.0, "min_p": 0.0}
-# The most samples of one prompt decoded together (``complete_group``): on 2 cores a pass over
-# 4 tokens cost 1.7x one over a single token and a pass over 8 cost 3.4x (bench/decode_batching.py).
+# The most samples of one prompt decoded together (``complete_group``): 1.5B, 1 thread, a pass
+# over 4 tokens gave x1.53 the tokens a second of one over a single token, over 8 only x1.27
+# (bench/decode_batching.py, docs/llm.md).
 MAX_GROUP = 4
 PROGRESS_EVERY_S = 0.5  # the most often ``on_generation`` hears of a running completion
 DEFAULT_THREADS = 1  # two threads collapse when another process holds one of the two cores (bench/, docs/llm.md)
