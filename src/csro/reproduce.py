@@ -114,24 +114,27 @@ class GridConfig(RunRoot):
     oracles: list[str] = Field(["zero_shot", "linear_refinement"], description="oracle kinds, one row each")
     baseline: bool = Field(True, description=f"add the no-model row ({BASELINE}: the game's example policy, no LLM "
                                              "call) with the same seeds, so the table shows what the model added")
-    seeds: int = Field(3, ge=1, description="seeds per oracle (0, 1, ...)")
+    seeds: int = Field(3, ge=1, description="seeds per oracle (first_seed, first_seed + 1, ...)")
+    first_seed: int = Field(0, ge=0, description="the first seed: another grid's seeds add to a table with new draws")
     base: RunConfig = Field(RunConfig(), description="every cell's configuration (its oracle.kind and seed are the cell's)")
 
 
 def grid_config(game: str, *, config: pathlib.Path | None, oracles: Sequence[str], seeds: int,
-                overrides: Sequence[str], baseline: bool = True) -> GridConfig:
+                overrides: Sequence[str], baseline: bool = True, first_seed: int = 0) -> GridConfig:
     """The grid of ``game`` (``rrps`` or ``leduc``): its base config (``configs/reproduce-GAME.yaml``
     unless ``config`` is given) with ``overrides``; with ``baseline``, the no-model row too."""
     if game not in PAPER:
         raise ConfigError(f"reproduce: unknown experiment {game!r}; known: {', '.join(PAPER)}")
     if seeds < 1:
         raise ConfigError(f"--seeds must be at least 1, got {seeds}")
+    if first_seed < 0:
+        raise ConfigError(f"--first-seed must be at least 0, got {first_seed}")
     path = config or CONFIGS / f"reproduce-{game}.yaml"
     try:
         base = yaml.safe_load(pathlib.Path(path).read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from None
-    return GridConfig(game=game, oracles=list(oracles), seeds=seeds, baseline=baseline,
+    return GridConfig(game=game, oracles=list(oracles), seeds=seeds, first_seed=first_seed, baseline=baseline,
                       base=parse_config(apply_overrides(base, list(overrides))))
 
 
@@ -139,9 +142,10 @@ def make_grid(config: GridConfig) -> Grid:
     """The grid a configuration runs, validated before anything runs (an unknown oracle fails
     here); the baseline is its last row unless it is off or already named."""
     oracles = tuple(config.oracles) + ((BASELINE,) if config.baseline and BASELINE not in config.oracles else ())
-    grid = Grid(config.game, oracles, tuple(range(config.seeds)), config.base.to_dict())
+    grid = Grid(config.game, oracles, tuple(range(config.first_seed, config.first_seed + config.seeds)),
+                config.base.to_dict())
     for oracle in grid.oracles:
-        grid.cell_config(oracle, 0)
+        grid.cell_config(oracle, grid.seeds[0])
     return grid
 
 
@@ -173,7 +177,7 @@ class GridStore:
         baseline row if it has one)."""
         r = self.record
         return {"kind": "reproduce", "game": r["game"], "oracles": r["oracles"], "baseline": False,
-                "seeds": len(r["seeds"]), "base": r["base"]}
+                "seeds": len(r["seeds"]), "first_seed": min(r["seeds"]), "base": r["base"]}
 
     def grid(self) -> Grid:
         r = self.record

@@ -125,3 +125,21 @@ def test_the_time_left_is_the_mean_of_each_oracles_cells_run_so_far():
     clock.finished("evolve-s2", "evolve", 200.0)
     clock.finished("no_model-s0", "no_model", 4.0)
     assert clock.where() == {"done": 4, "left": 2, "eta_s": 8.0}
+
+
+def test_a_grid_can_start_at_another_seed_and_reopens_with_its_seeds(tmp_path):
+    """``--first-seed 3 --seeds 3`` runs seeds 3, 4, 5 (new draws beside a grid of seeds 0-2);
+    the recorded grid reads back as the same grid."""
+    import dataclasses
+
+    from csro.errors import ConfigError
+    from csro.reproduce import GridConfig, GridStore, grid_config, make_grid
+
+    grid = make_grid(grid_config("rrps", config=None, oracles=["evolve"], seeds=3, overrides=[], first_seed=3))
+    assert grid.seeds == (3, 4, 5)
+    assert [name for _, _, name in grid.cells()][:3] == ["evolve-s3", "evolve-s4", "evolve-s5"]
+    assert grid.cell_config("evolve", 4).seed == 4
+    reopened = GridStore(tmp_path, json.loads(json.dumps(dataclasses.asdict(grid))))
+    assert make_grid(GridConfig(**reopened.config())) == grid
+    with pytest.raises(ConfigError, match="--first-seed"):
+        grid_config("rrps", config=None, oracles=["evolve"], seeds=1, overrides=[], first_seed=-1)

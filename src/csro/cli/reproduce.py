@@ -71,7 +71,9 @@ def reproduce_cmd(
                                                                  "run again to continue it."),
     oracles: str = typer.Option("zero_shot,linear_refinement", "--oracles",
                                 help="Comma-separated oracle kinds, one row each."),
-    seeds: int = typer.Option(3, "--seeds", help="Seeds per oracle (0, 1, ...)."),
+    seeds: int = typer.Option(3, "--seeds", help="Seeds per oracle (0, 1, ... from --first-seed)."),
+    first_seed: int = typer.Option(0, "--first-seed", help="The first seed, e.g. 3 for new draws beside a "
+                                                           "grid of 3 seeds."),
     baseline: bool = typer.Option(True, "--baseline/--no-baseline",
                                   help="Add the no-model row (the game's example policy, no LLM call) with the "
                                        "same seeds."),
@@ -85,7 +87,8 @@ def reproduce_cmd(
     from csro.reproduce import grid_config, make_grid
 
     grid = grid_config(game, config=config, oracles=[o.strip() for o in oracles.split(",") if o.strip()],
-                       seeds=seeds, overrides=overrides, baseline=baseline)
+                       seeds=seeds, overrides=overrides, baseline=baseline,
+                       first_seed=first_seed)
     make_grid(grid)  # an unknown oracle is refused before anything is written
     with run_hooks(VIEW, grid.base.iterations) as hooks:
         report = runkinds.start(grid, out_dir, hooks)
