@@ -71,7 +71,7 @@ def reproduce_cmd(
                                                                  "run again to continue it."),
     oracles: str = typer.Option("zero_shot,linear_refinement", "--oracles",
                                 help="Comma-separated oracle kinds, one row each."),
-    seeds: int = typer.Option(3, "--seeds", help="Seeds per oracle (0, 1, ... from --first-seed)."),
+    seeds: int = typer.Option(3, "--seeds", help="Seeds per oracle (--first-seed, the next, ...)."),
     first_seed: int = typer.Option(0, "--first-seed", help="The first seed, e.g. 3 for new draws beside a "
                                                            "grid of 3 seeds."),
     baseline: bool = typer.Option(True, "--baseline/--no-baseline",
