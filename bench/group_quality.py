@@ -39,11 +39,13 @@ from csro.llm import LLMClient, LLMRequest, ProviderError, ensure_model
 from csro.llm.embedded import EmbeddedProvider
 from csro.oracles.evolve import Evolve
 from csro.policies import SandboxLimits
+from csro.reproduce import mean_ci
 from csro.simulate import StoredSimulator
 from csro.store import RunStore
 from scipy import stats
 
 TIMEOUT_S = 1800.0
+DECODINGS = (("one by one (complete)", False), ("grouped (complete_group)", True))  # label, grouped
 
 
 class Capture:
@@ -88,13 +90,6 @@ def decode(provider: EmbeddedProvider, requests: list[LLMRequest], grouped: bool
     return programs
 
 
-def interval(values: list[float]) -> float:
-    """Half-width of the 95% Student-t interval of the mean (0 with fewer than two values)."""
-    if len(values) < 2:
-        return 0.0
-    return stats.t.ppf(0.975, len(values) - 1) * statistics.stdev(values) / len(values) ** 0.5
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="qwen2.5-coder-1.5b")
@@ -121,17 +116,15 @@ def run(args: argparse.Namespace, game, arena, requests: list[LLMRequest]) -> No
     print(f"{len(requests)} rewrite requests captured (prompt shared: "
           f"{len({(r.messages, r.prefill) for r in requests}) == 1}); decoding one by one, then grouped ...", flush=True)
     provider = EmbeddedProvider(ensure_model(args.model), model=args.model, threads=args.threads)
-    decoded = {}
-    for label, grouped in (("one by one (complete)", False), ("grouped (complete_group)", True)):
-        decoded[label] = decode(provider, requests, grouped)
+    decoded = {label: decode(provider, requests, grouped) for label, grouped in DECODINGS}
     provider.close()
 
     specs, owners = [], []
-    for label, programs in decoded.items():
+    for (label, grouped), programs in zip(DECODINGS, decoded.values()):
         errors = arena.check([p or "" for p in programs])
         for i, (code, error) in enumerate(zip(programs, errors)):
             if code is not None and error is None:
-                specs.append(code_policy(f"{'g' if 'grouped' in label else 's'}{i}", code, game))
+                specs.append(code_policy(f"{'g' if grouped else 's'}{i}", code, game))
                 owners.append(label)
     opponents = [resolve(ref, game) for ref in game.population()]
     print(f"playing {len(specs)} programs against {len(opponents)} bots, {args.matches} matches a cell ...", flush=True)
@@ -148,9 +141,15 @@ def run(args: argparse.Namespace, game, arena, requests: list[LLMRequest]) -> No
         scores = [s for s, owner in zip(result.scores, owners) if owner == label]
         agg[label] = [s.agg_score for s in scores]
         distinct = len({program_id(p) for p in programs if p is not None})
-        print(f"| {label} | {len(agg[label])} / {len(programs)} | {distinct} | "
-              f"{statistics.mean(agg[label]):.1f} ± {interval(agg[label]):.1f} | {max(agg[label]):.1f} |")
+        quality = "- | -"  # no valid program
+        if agg[label]:
+            mean, half = mean_ci(agg[label], 0.0)
+            quality = f"{mean:.1f} ± {half:.1f} | {max(agg[label]):.1f}"
+        print(f"| {label} | {len(agg[label])} / {len(programs)} | {distinct} | {quality} |")
     one, group = agg.values()
+    if min(len(one), len(group)) < 2:
+        print("\nfewer than two valid programs in a decoding: no difference of means to test")
+        return
     welch = stats.ttest_ind(group, one, equal_var=False)
     diff = statistics.mean(group) - statistics.mean(one)
     ci = welch.confidence_interval(0.95)

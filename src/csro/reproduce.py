@@ -343,7 +343,7 @@ def _references(grid: Grid, cache: pathlib.Path) -> dict[str, dict]:
     return out
 
 
-def _mean_ci(values: Sequence[float], single_ci: float | None) -> tuple[float, float | None]:
+def mean_ci(values: Sequence[float], single_ci: float | None) -> tuple[float, float | None]:
     """Mean over seeds with a 95% Student-t half-width (one seed: the run's own interval)."""
     if len(values) == 1:
         return values[0], single_ci
@@ -360,16 +360,16 @@ def summarize(grid: Grid, cells: dict[str, dict], references: dict[str, dict]) -
         name = "no model (baseline)" if oracle == BASELINE else f"{oracle} (ours)"
         row = {"name": name, "seeds": len(finals), "failed": len(done) - len(finals)}
         for m in METRICS:
-            row[m] = _mean_ci([f[m] for f in finals], finals[0]["ci95"][m]) if finals else (None, None)
+            row[m] = mean_ci([f[m] for f in finals], finals[0]["ci95"][m]) if finals else (None, None)
         if grid.game == "leduc":
             for col in LEDUC_COLUMNS:
                 vals = [f["per_opponent"][col] for f in finals if col in f.get("per_opponent", {})]
-                row[col] = _mean_ci(vals, None) if vals else (None, None)
+                row[col] = mean_ci(vals, None) if vals else (None, None)
         written = [c[MODEL_WRITTEN] for c in done if MODEL_WRITTEN in c]
-        row[MODEL_WRITTEN] = _mean_ci(written, None) if written else (None, None)
+        row[MODEL_WRITTEN] = mean_ci(written, None) if written else (None, None)
         estimates = [f["expl_estimate"]["lower_bound"] for f in finals
                      if (f.get("expl_estimate") or {}).get("lower_bound") is not None]
-        row["expl_estimate"] = _mean_ci(estimates, None) if estimates else (None, None)
+        row["expl_estimate"] = mean_ci(estimates, None) if estimates else (None, None)
         ours.append(row)
         curves[oracle] = _curve([c.get("iterations", []) for c in done])
     refs = []
