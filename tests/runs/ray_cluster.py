@@ -1,5 +1,11 @@
 """A real Ray cluster of two nodes on this machine, started the way a user starts one.
 
+It follows the README's recipe ("Running on a Ray cluster") as two machines that never ran
+Ray would: the head generates the cluster's token (``ray get-auth-token --generate``, into its
+own ``~/.ray``), and the second node and every driver are handed it in ``RAY_AUTH_TOKEN``.
+Each node has a ``$HOME`` of its own, so nothing in the tester's ``~/.ray`` (a token another
+test's local Ray left there) can stand in for a missing step.
+
 Each node is a ``ray start --block`` process (a head, then a second node joining it on
 loopback) with a temporary directory of its own; stopping the cluster terminates these two
 processes, which stop the Ray processes they started and nothing else on the machine.
@@ -20,10 +26,28 @@ RAY = str(pathlib.Path(sys.executable).with_name("ray"))
 START_TIMEOUT_S = 120.0
 
 
-def ray_env() -> dict[str, str]:
-    """The environment of the cluster's nodes and drivers: Ray 2.60 turns token
-    authentication on by default, and a joining node and a driver need it said."""
-    return {**os.environ, "RAY_AUTH_MODE": "token", "RAY_USAGE_STATS_ENABLED": "0"}
+def ray_env(token: str, home: pathlib.Path | None = None) -> dict[str, str]:
+    """The environment of a node or a driver of the cluster: Ray 2.60 turns token
+    authentication on, so each says so and carries the head's token (``home``: the node's
+    own ``$HOME``)."""
+    env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": token, "RAY_USAGE_STATS_ENABLED": "0"}
+    env.pop("RAY_AUTH_TOKEN_PATH", None)
+    if home is not None:
+        env["HOME"] = str(home)
+    return env
+
+
+def generate_token(home: pathlib.Path) -> str:
+    """``ray get-auth-token --generate`` on a machine that has no token yet (the README's
+    first step on the head): the new token, also saved in ``home/.ray/auth_token``."""
+    home.mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH_TOKEN")}
+    done = subprocess.run([RAY, "get-auth-token", "--generate"], capture_output=True, text=True,
+                          env={**env, "HOME": str(home), "RAY_AUTH_MODE": "token"}, timeout=60)
+    token = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
+    if done.returncode != 0 or not token or (home / ".ray" / "auth_token").read_text().strip() != token:
+        raise RuntimeError(f"ray get-auth-token --generate failed ({done.returncode}): {done.stderr[-2000:]}")
+    return token
 
 
 def free_port() -> int:
@@ -40,8 +64,10 @@ class Cluster:
         self.port = free_port()
         self.address = f"127.0.0.1:{self.port}"
         self.nodes: list[subprocess.Popen] = []
+        self.token = ""
 
     def start(self) -> "Cluster":
+        self.token = generate_token(self.root / "head-home")
         head = ["--head", f"--port={self.port}", "--include-dashboard=false",
                 f"--dashboard-agent-listen-port={free_port()}"]
         self._node("head", head)
@@ -51,12 +77,18 @@ class Cluster:
         self._wait_for(2)
         return self
 
+    def driver_env(self) -> dict[str, str]:
+        """What a driver on another machine sets (the token; its own ``$HOME`` stays)."""
+        return ray_env(self.token)
+
     def _node(self, name: str, args: list[str], temp: bool = True) -> None:
         log = open(self.root / f"{name}.log", "w")
+        home = self.root / f"{name}-home"
+        home.mkdir(exist_ok=True)
         self.nodes.append(subprocess.Popen(
             [RAY, "start", "--block", "--num-cpus=1", "--node-ip-address=127.0.0.1", "--disable-usage-stats",
              *([f"--temp-dir={self.root / 'ray'}"] if temp else []), *args],
-            stdout=log, stderr=subprocess.STDOUT, env=ray_env(), start_new_session=True))
+            stdout=log, stderr=subprocess.STDOUT, env=ray_env(self.token, home), start_new_session=True))
 
     def _wait_for(self, nodes: int) -> None:
         """Until the cluster reports ``nodes`` live nodes (``ray status``)."""
@@ -66,7 +98,7 @@ class Cluster:
                 if node.poll() is not None:
                     raise RuntimeError(f"a Ray node exited {node.returncode}: {self.logs()}")
             done = subprocess.run([RAY, "status", f"--address={self.address}"], capture_output=True, text=True,
-                                  env=ray_env())
+                                  env=ray_env(self.token))
             active = done.stdout.partition("Active:")[2].partition("Pending:")[0]
             if done.returncode == 0 and active.count(" node_") >= nodes:
                 return

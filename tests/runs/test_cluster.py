@@ -16,7 +16,7 @@ import sys
 import time
 
 import pytest
-from ray_cluster import Cluster, ray_env
+from ray_cluster import Cluster
 from run_helpers import FREQUENCY, csro, small_config, status, write_config
 
 from csro.store import PHASES, RunStore, StoreError
@@ -78,8 +78,9 @@ def cluster(tmp_path_factory):
 
 
 @pytest.fixture(autouse=True)
-def _token_auth(monkeypatch):
-    for key, value in ray_env().items():
+def _token_auth(monkeypatch, cluster):
+    """The driver (``csro run`` here) is handed the head's token, as the README says."""
+    for key, value in cluster.driver_env().items():
         monkeypatch.setenv(key, value)
 
 
@@ -149,3 +150,13 @@ def _has_matches(directory) -> bool:
             return bool(store.matches("eval") or store.matches("meta"))
     except StoreError:  # not created yet, or its schema not yet committed
         return False
+
+
+def test_a_driver_without_the_cluster_token_is_told_what_to_set(tmp_path, random_replies, cluster, monkeypatch):
+    monkeypatch.delenv("RAY_AUTH_TOKEN")
+    monkeypatch.setenv("HOME", str(tmp_path))  # a machine that never ran Ray: no ~/.ray/auth_token
+    config = write_config(tmp_path / "c.yaml", _config(random_replies, backend="ray", address=cluster.address))
+    done = csro("run", config, "--out", tmp_path / "refused", check=False)
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr
+    assert "RAY_AUTH_TOKEN" in done.stderr and "ray get-auth-token" in done.stderr, done.stderr[-3000:]

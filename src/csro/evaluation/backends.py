@@ -100,10 +100,11 @@ class RayBackend(Backend):
                 self._ray.init(address=address or "local", ignore_reinit_error=True,
                                include_dashboard=False, log_to_driver=False,
                                configure_logging=False, **kwargs)
+            except self._ray.exceptions.AuthenticationError as exc:
+                raise ConfigError(_token_refused(address, exc)) from None
             except (ConnectionError, TimeoutError, ValueError, RuntimeError) as exc:
                 where = f"the Ray cluster at {address}" if address else "a local Ray instance"
-                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                raise ConfigError(f"cannot start or reach {where}: {first}") from None
+                raise ConfigError(f"cannot start or reach {where}: {_first_line(exc)}") from None
             self._owned = True
         self._play = self._ray.remote(num_cpus=1)(play_on_node)
 
@@ -163,6 +164,20 @@ def play_on_node(chunk: Chunk, driver_version: str) -> list[MatchResult]:
                         f"{socket.gethostname()} has csro {__version__} ({os.path.dirname(__file__)}); "
                         f"install the same csro on every node")
     return run_chunks([chunk], processes=1)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _token_refused(address: str | None, exc: BaseException) -> str:
+    """What a driver without the cluster's token must do (Ray's token authentication, on by
+    default since Ray 2.59/2.61; README, "Running on a Ray cluster")."""
+    where = f"the Ray cluster at {address}" if address else "a local Ray instance"
+    return (f"{where} refused this driver's token ({_first_line(exc)}): set RAY_AUTH_MODE=token and "
+            "RAY_AUTH_TOKEN to the cluster's token (`ray get-auth-token` on the head prints it), as on every "
+            "node that joins it")
 
 
 def _import_ray():
