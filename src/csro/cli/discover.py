@@ -16,7 +16,7 @@ from rich.table import Table
 from csro import events
 from csro.cli._views import View
 
-out = Console(width=None if sys.stdout.isatty() else 160)
+out = Console(width=None if sys.stdout.isatty() else 160, emoji=False)
 
 
 def event_line(step: int, kind: str, data: dict, total: int | None) -> str | None:
