@@ -261,7 +261,7 @@ class PolicyWorker:
                 self._exchange(len(source).to_bytes(4, "big") + source, deadline))
             self._ready = True
             results = self._parse(self._exchange(b"", deadline), 0, 1, _START_REASONS)
-            self._apply_records(0, results)
+            self._apply_records(0, results, exits=results[0] is not None)
         except _Dead as dead:
             return self._die(self._recorded(dead.forfeit))
         if results[0] is not None:
@@ -477,8 +477,10 @@ class PolicyWorker:
         del buf[:4 + n]
         return frame
 
-    def _exit_reason(self, eof: bool = False) -> Forfeit | None:
-        """Why the worker stopped: None if it is still running (and no EOF was seen)."""
+    def _exit_reason(self, eof: bool = False, channel: str = "reply") -> Forfeit | None:
+        """Why the worker stopped: None if it is still running (and no EOF was seen); after
+        an EOF on ``channel`` of a worker still running, MALFORMED (its reply channel) or
+        FORBIDDEN (its recorder channel)."""
         p = self._p
         waits = [0.001 * 1.5 ** i for i in range(14)] if eof else [0.0]  # ~0.5 s in all
         for wait in waits:  # an EOF comes with the exit, give a loaded machine a moment
@@ -488,7 +490,8 @@ class PolicyWorker:
         else:
             if not eof:
                 return None
-            return Forfeit(Reason.MALFORMED, "the worker closed its reply channel")
+            return Forfeit(Reason.FORBIDDEN if channel == "recorder" else Reason.MALFORMED,
+                           f"the worker closed its {channel} channel")
         self._drain_output()
         status, cpu, rss_kib = p.status
         tail = self.output()[-300:]
@@ -557,13 +560,15 @@ class PolicyWorker:
     def _first_record(self) -> str | None:
         return next((d for seq in sorted(self._records) for _, d in self._records[seq]), None)
 
-    def _apply_records(self, seq: int, results: list[Result]) -> None:
+    def _apply_records(self, seq: int, results: list[Result], exits: bool = False) -> None:
         """Batch ``seq`` answered: every call with a recorded refusal forfeits FORBIDDEN (its
         first record's detail), whatever the reply said. The worker sent them before its
-        reply, so they are all here once the channel is read."""
+        reply, so they are all here once the channel is read. The channel must still be
+        open unless the worker ``exits`` after this reply (a policy that did not compile) or
+        is exiting (a crash the next round trip reports)."""
         self._read_records()
-        if not self._rec_open and not self._p.reap(block=False):
-            raise _Dead(Forfeit(Reason.FORBIDDEN, "the worker closed its recorder channel"))
+        if not self._rec_open and not exits:
+            raise _Dead(self._exit_reason(eof=True, channel="recorder"))
         self._answered = seq
         done = set()
         for index, detail in self._records.pop(seq, ()):
