@@ -287,20 +287,8 @@ def _make_hook(readable, recorder, where, *, type=type, str=str, bytes=bytes, in
     under = tuple(d + "/" for d in readable)
     file_events = frozenset(("open", "os.listdir", "os.scandir"))
 
-    def readable_path(p):
-        if type(p) is bytes:
-            p = p.decode("utf-8", "surrogateescape")
-        if type(p) is not str or not p.startswith("/"):
-            return False
-        parts = []
-        for c in p.split("/"):
-            if c == "..":
-                return False
-            if c and c != ".":
-                parts.append(c)
-        q = "/" + "/".join(parts)
-        return q in exact or q.startswith(under)
-
+    # One function, no helper: the policy reaches the hook's frame (the traceback of its
+    # error) and from it every function the hook refers to, with the cells it could rewrite.
     def hook(ev, args):
         why = None
         if ev in file_events:
@@ -315,8 +303,21 @@ def _make_hook(readable, recorder, where, *, type=type, str=str, bytes=bytes, in
                         (type(mode) is str and ("w" in mode or "a" in mode or "x" in mode
                                                 or "+" in mode))):
                     why = "writing files is not allowed"
-            if why is None and not readable_path(path):
-                why = "reading outside the Python installation"
+            if why is None:  # a readable path: absolute, no "..", in or under ``readable``
+                p = path.decode("utf-8", "surrogateescape") if type(path) is bytes else path
+                q = None
+                if type(p) is str and p.startswith("/"):
+                    parts = []
+                    for c in p.split("/"):
+                        if c == "..":
+                            parts = None
+                            break
+                        if c and c != ".":
+                            parts.append(c)
+                    if parts is not None:
+                        q = "/" + "/".join(parts)
+                if q is None or not (q in exact or q.startswith(under)):
+                    why = "reading outside the Python installation"
         elif ev == "import":
             if type(args[0]) is not str or args[0] in deny_import:
                 why = "this module is not allowed in the sandbox"
@@ -341,9 +342,7 @@ def _make_hook(readable, recorder, where, *, type=type, str=str, bytes=bytes, in
                            repr(a) if type(a) is int and -(1 << 64) < a < (1 << 64) else
                            "<%s>" % tname(type(a)) for a in args[:2]])
         detail = "%s(%s): %s" % (ev, shown, why)
-        # The record, first: nothing below, nor the policy, can take it back. Inline, not a
-        # function of its own: the policy reaches this frame (the traceback of the error),
-        # so a function here would hand it the cells of rec_fd, write, ... to rewrite.
+        # The record, first: nothing below, nor the policy, can take it back.
         seq, call = where[0], where[1]
         msg = ("%d %d " % (seq if type(seq) is int else -1, call if type(call) is int else -1)
                ).encode() + detail.encode("utf-8", "backslashreplace")[:RECORD_BYTES - 48]
