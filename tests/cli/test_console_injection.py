@@ -89,3 +89,27 @@ def test_a_policy_s_text_is_shown_escaped(tmp_path, name, kind, source):
         assert ("[/bold red]" if MARKUP in source else "[/bold]") in table, table
     if "\\x" in source or "\\u" in source or "\\U" in source:  # a visible escape for each
         assert re.search(r"\\(x1b|x9b|x9d|u202e)", detail), detail
+
+
+def test_csro_status_shows_recorded_text_escaped(tmp_path):
+    """``csro status`` (and ``--json``) of a run whose store holds text with markup and
+    escapes (here the reason of a budget stop): shown as text, exit 0."""
+    from csro.store import PolicyRecord, RunStore, SigmaRecord
+
+    directory = tmp_path / "run"
+    text = f"{UNBALANCED} {OSC} {C1} {BIDI}"
+    config = {"game": "rrps", "iterations": 2, "llm": {"provider": "files", "model": "canned", "api_key_env": None}}
+    with RunStore.create(directory, config) as store:
+        store.add_policy(PolicyRecord("p0", 0, 0, "initial", None, "builtin:random", None, None))
+        store.add_sigma(SigmaRecord(0, 0, ("p0",), (1.0,), "nash", 0.0))
+        store.mark_iteration(0, {"population_size": 1, "seconds": 1.0})
+        store.add_event(1, "iteration_start", {"population": 1})
+        store.add_event(1, "budget_exhausted", {"reason": text})
+    runs = [subprocess.run([*CSRO, "status", str(directory), *extra], capture_output=True, timeout=300)
+            for extra in ([], ["--json"])]
+    for run in runs:
+        assert run.returncode == 0, run.stderr.decode(errors="replace")[-3000:]
+        assert _shown_raw(run.stdout.decode() + run.stderr.decode()) == []
+    assert "stopped by the LLM budget: [/] [/bold] PWNED \\x1b]0;PWNED-TITLE\\x07" in runs[0].stdout.decode()
+    stopped = json.loads(runs[1].stdout)["stopped"]
+    assert stopped.startswith("[/] [/bold] PWNED \\x1b]0;PWNED-TITLE\\x07") and _shown_raw(stopped) == []
