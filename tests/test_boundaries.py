@@ -78,7 +78,7 @@ def test_no_module_imports_another_packages_private_module():
 
 LAYERS = (  # bottom to top; docs/architecture.md, "Layers"
     ("foundations", {"csro", "csro._lazy", "csro.errors", "csro.events", "csro.seeding", "csro.extract", "csro.gbnf",
-                     "csro.authorship"}),
+                     "csro.authorship", "csro.text"}),
     ("registries", {"csro.registry"}),
     ("games and the sandbox", {"csro.games", "csro.policies"}),
     ("solvers", {"csro.solvers"}),

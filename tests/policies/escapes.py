@@ -4,7 +4,9 @@ Each attempt is the body of a policy's ``act``; it plays the attack and returns 
 that, were the attack to succeed, the match would go on as normal. The kinds follow the
 escapes issue 25 saw (files read, the worker's stubs undone, files made/renamed/removed, Unix
 sockets, exec, the parent's environment, persistence) and go beyond (ptrace, process_vm,
-io_uring, bpf, namespaces, raw system calls), each tried in more than one way.
+io_uring, bpf, namespaces, raw system calls), each tried in more than one way; issue 37 adds
+the recorder (a refused operation caught, then its record attacked: cleared, rewritten,
+flooded, its channel closed or replaced).
 
 Run twice by ``test_escapes.py``: as the user running the tests (root in CI), and, when
 that is root, as an ordinary user through ``python escapes.py`` (this file imports only
@@ -34,6 +36,15 @@ LIBC = ("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
         "def ok(rc):  # a failed call raises as Python's own calls do\n"
         "    if rc < 0:\n        e = ctypes.get_errno()\n        raise OSError(e, os.strerror(e))\n"
         "    return rc\n")
+# A refusal of the audit hook (os.fork: with the Python layer off, the seccomp filter kills it),
+# caught and swallowed, then the recorder attacked; and how a policy finds the recorder channel
+# (the one socket among its fds; or the worker's config, through the frames).
+REFUSE = "def refuse():\n    try:\n        os.fork()\n    except BaseException as e:\n        return e\n"
+SOCKETS = ("import stat\nsocks = []\nfor fd in range(3, 1024):\n    try:\n"
+           "        if stat.S_ISSOCK(os.fstat(fd).st_mode):\n            socks.append(fd)\n"
+           "    except OSError:\n        pass\n")
+CFG_REC = ("f = sys._getframe()\nwhile f is not None:\n    if 'cfg' in f.f_locals:\n"
+           "        rec = f.f_locals['cfg']['rec']\n    f = f.f_back\n")
 
 # (name, kind, body). Names in CAPITALS are filled in by the runner.
 ATTEMPTS = [
@@ -108,6 +119,44 @@ ATTEMPTS = [
     ("bpf", "kernel", LIBC + "ok(libc.syscall(321, 0, None, 0))\nreturn 'rock'"),
     ("userfaultfd", "kernel", LIBC + "ok(libc.syscall(323, 0))\nreturn 'rock'"),
     ("keyctl", "kernel", LIBC + "ok(libc.syscall(250, 0, 0))\nreturn 'rock'"),
+    # -- the recorder: a refusal, then its record attacked (every one must still be FORBIDDEN)
+    ("recorder_clear_lists_in_frames", "recorder", REFUSE + "e = refuse()\nframes = []\n"
+     "tb = e.__traceback__ if e is not None else None\nwhile tb is not None:\n"
+     "    frames.append(tb.tb_frame)\n    tb = tb.tb_next\nf = sys._getframe()\nwhile f is not None:\n"
+     "    frames.append(f)\n    f = f.f_back\nfor fr in frames:\n    for v in list(fr.f_locals.values()):\n"
+     "        if type(v) is list:\n            v.clear()\nreturn 'rock'"),
+    ("recorder_clear_lists_by_gc", "recorder", REFUSE + "refuse()\nimport gc\n"
+     "for get in (gc.get_objects, lambda: gc.get_referrers(sys._getframe())):\n    try:\n"
+     "        for o in get():\n            if type(o) is list:\n                o.clear()\n"
+     "    except BaseException:\n        pass\nreturn 'rock'"),
+    ("recorder_rewrite_hook_closure", "recorder", REFUSE + "e = refuse()\nif e is not None:\n"
+     "    tb = e.__traceback__\n    while tb.tb_next is not None:\n        tb = tb.tb_next\n"
+     "    for v in list(tb.tb_frame.f_locals.values()):\n"
+     "        for c in getattr(v, '__closure__', None) or ():\n            try:\n"
+     "                c.cell_contents = None\n            except BaseException:\n                pass\n"
+     "        if type(v) is list and len(v) == 2:\n            v[:] = [0, 0]\n"
+     "refuse()\nreturn 'rock'"),
+    ("recorder_close_channel_found_in_frames", "recorder", CFG_REC + "os.close(rec)\n" + REFUSE
+     + "refuse()\nreturn 'rock'"),
+    ("recorder_dup2_devnull_over_channel", "recorder", SOCKETS + REFUSE
+     + "null = os.open('/dev/null', os.O_RDONLY)\nsaved = [(fd, os.dup(fd)) for fd in socks]\n"
+     "for fd in socks:\n    os.dup2(null, fd)\nrefuse()\nfor fd, dup in saved:\n    os.dup2(dup, fd)\n"
+     "return 'rock'"),
+    ("recorder_flood_with_fake_records", "recorder", SOCKETS + REFUSE + "for fd in socks:\n"
+     "    os.set_blocking(fd, False)\n    try:\n        while True:\n"
+     "            os.write(fd, b'0 0 a fake record of an answered batch')\n    except OSError:\n"
+     "        pass\nrefuse()\nreturn 'rock'"),
+    ("recorder_refuse_then_crash", "recorder", REFUSE + "refuse()\nos._exit(0)"),
+    ("recorder_read_back_through_proc", "recorder", CFG_REC + REFUSE + "refuse()\ntry:\n"
+     "    fd = os.open('/proc/self/fd/%d' % rec, os.O_RDONLY | os.O_NONBLOCK)\n"
+     "    os.read(fd, 4096)\nexcept BaseException:\n    pass\nreturn 'rock'"),
+    ("recorder_swap_channel_from_signal_handler", "recorder", SOCKETS + REFUSE
+     + "null = os.open('/dev/null', os.O_RDONLY)\nsaved = {fd: os.dup(fd) for fd in socks}\n"
+     "state = [0]\ndef swap(*a):\n    state[0] ^= 1\n    for fd in socks:\n"
+     "        os.dup2(null if state[0] else saved[fd], fd)\n"
+     "signal.signal(signal.SIGALRM, swap)\nsignal.setitimer(signal.ITIMER_REAL, 0.0001, 0.0001)\n"
+     "for _ in range(2000):\n    refuse()\nsignal.setitimer(signal.ITIMER_REAL, 0)\n"
+     "for fd in socks:\n    os.dup2(saved[fd], fd)\nreturn 'rock'"),
 ]
 
 # System-call numbers and machine code above are x86-64's: elsewhere those attempts would test

@@ -12,6 +12,8 @@ from csro.store import PolicyRecord, RunStore, SigmaRecord
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = "</pre><img src=x onerror=alert(2)>"
+# terminal escapes: window title (OSC 0), clipboard (OSC 52), CSI, C1 CSI/OSC, bidi override
+TERMINAL = "\x1b]0;PWNED\x07\x1b]52;c;UFdORUQ=\x07\x1b[2J\x9b31m\x9d0;T\x9c\u202edetsurt\u202c"
 HOSTILE_SOURCE = f'''class Policy:
     """Beats the mixture. {IMG} {SCRIPT}"""
 
@@ -74,6 +76,7 @@ def populate(store: RunStore) -> None:
                                  "meta_nash_conv": 0.05 / (k + 1), "population_size": k + 1, "seconds": 3.5})
     store.add_event(1, "iteration_start", {"population": 1})
     store.add_event(2, "oracle_rejected", {"reason": f"forfeited 3 of 4 matches {IMG}", "utility": -1.0})
+    store.add_event(2, "oracle_rejected", {"reason": f"exception: ValueError: {TERMINAL}", "utility": -1.0})
     store.add_event(2, "duplicate", {"of": "p1", "reason": "same program"})
     store.set_final({"pop_return": 0.1, "pop_expl": 0.3, "agg_score": -0.2,
                      "ci95": {"pop_return": 0.02, "pop_expl": 0.04, "agg_score": 0.045},

@@ -11,7 +11,7 @@ from csro.report import build_html, write_report
 from csro.report._plots import per_opponent_plot
 from csro.store import PolicyRecord, RunStore, SigmaRecord, StoreError
 
-from ._fake_run import CONFIG, IMG, SCRIPT, populate
+from ._fake_run import CONFIG, IMG, SCRIPT, TERMINAL, populate
 
 HEADINGS = ["Run", "Final metrics", "Plots", "Policies", "LLM cost and time"]
 
@@ -72,6 +72,15 @@ def test_hostile_text_is_escaped_everywhere(page):
     assert "refined &lt;script&gt;alert(1)&lt;/script&gt;" in page  # policy info
     assert "Beat them &lt;script&gt;" in page  # a prompt message
     assert "forfeited 3 of 4 matches &lt;/pre&gt;&lt;img src=x onerror=alert(2)&gt;" in page  # an event
+
+
+def test_terminal_escapes_are_shown_not_kept(page):
+    """A program's control and bidi characters reach the page as visible escapes
+    (csro.text.untrusted), not as characters a browser, a copy-paste or a terminal acts on."""
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", page)
+    assert TERMINAL not in page
+    assert ("exception: ValueError: \\x1b]0;PWNED\\x07\\x1b]52;c;UFdORUQ=\\x07\\x1b[2J\\x9b31m"
+            "\\x9d0;T\\x9c\\u202edetsurt\\u202c") in page
 
 
 def test_page_is_self_contained(page):

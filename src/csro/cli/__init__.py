@@ -7,6 +7,7 @@ import sys
 
 from csro.cli._app import app, state
 from csro.errors import BudgetExhausted, CsroError
+from csro.text import untrusted
 
 # Command modules: importing them registers their commands on ``app``.
 from csro.cli import evaluate as _evaluate  # noqa: F401,E402
@@ -28,12 +29,12 @@ def main() -> None:
     except BudgetExhausted as exc:
         if state["debug"]:
             raise
-        print(f"stopped: {exc}", file=sys.stderr)
+        print(f"stopped: {untrusted(str(exc))}", file=sys.stderr)
         print(f"raise the budget and continue: csro resume {exc.directory or 'DIR'} --set {exc.field}=...",
               file=sys.stderr)
         sys.exit(3)
     except CsroError as exc:
         if state["debug"]:
             raise
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {untrusted(str(exc))}", file=sys.stderr)  # may quote a policy
         sys.exit(2)

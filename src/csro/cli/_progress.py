@@ -10,12 +10,14 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from csro.cli._views import View
+from csro.text import untrusted
 
 if TYPE_CHECKING:
     from csro.runs import Hooks
 
-stderr = Console(stderr=True)
-lines = Console(stderr=True, width=None if sys.stderr.isatty() else 160)  # event lines, unwrapped when piped
+# emoji=False: ":name:" in a program's text stays text (csro.text)
+stderr = Console(stderr=True, emoji=False)
+lines = Console(stderr=True, width=None if sys.stderr.isatty() else 160, emoji=False)  # unwrapped when piped
 
 
 def new_progress() -> Progress:
@@ -42,12 +44,14 @@ def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
 @contextlib.contextmanager
 def run_hooks(view: View, total: int | None) -> Iterator[Hooks]:
     """Event lines on stderr; when stderr is a terminal, also a match progress bar and a live
-    line for each running LLM completion (its tokens and rate; not a log line)."""
+    line for each running LLM completion (its tokens and rate; not a log line). An event's
+    data reaches its line through ``untrusted`` (markup escaped): the line's own markup is
+    the view's, every string of the data is text."""
     from csro.runs import Hooks
 
     if not sys.stderr.isatty():
         def on_event(i: int, kind: str, data: dict) -> None:
-            line = view.event_line(i, kind, data, total)
+            line = view.event_line(i, kind, untrusted(data, markup=True), total)
             if line:
                 lines.print(line, highlight=False)
         yield Hooks(on_event=on_event)
@@ -57,7 +61,7 @@ def run_hooks(view: View, total: int | None) -> Iterator[Hooks]:
         calls: dict[str, int] = {}  # running LLM call -> its line
 
         def on_event(i: int, kind: str, data: dict) -> None:
-            line = view.event_line(i, kind, data, total)
+            line = view.event_line(i, kind, untrusted(data, markup=True), total)
             if line:
                 bar.console.print(line, highlight=False)
 

@@ -22,6 +22,10 @@ class View:
       closing: ``(directory, report path, status)``: printed on stdout after run and resume.
       status: ``(directory, status)``: ``csro status`` without ``--json``.
       total: the configured number of steps from a ``status`` object.
+
+    Every string in the ``data`` and ``status`` a view is given has been through
+    ``csro.text.untrusted(..., markup=True)`` (``run_hooks``, ``csro.cli.run``): a view puts it
+    into its Rich markup as it is, and prints with a console made with ``emoji=False``.
     """
 
     event_line: Callable[[int, str, dict, int | None], str | None]

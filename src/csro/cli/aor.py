@@ -19,8 +19,8 @@ from csro.cli._app import app
 from csro.cli._views import View
 from csro.errors import PolicyError
 
-out = Console(width=None if sys.stdout.isatty() else 160)
-err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
+out = Console(width=None if sys.stdout.isatty() else 160, emoji=False)
+err = Console(stderr=True, width=None if sys.stderr.isatty() else 160, emoji=False)
 
 
 def event_line(round_: int, kind: str, data: dict, total: int | None) -> str | None:

@@ -15,8 +15,9 @@ from rich.table import Table
 
 from csro import events
 from csro.cli._views import View
+from csro.text import untrusted
 
-out = Console(width=None if sys.stdout.isatty() else 160)
+out = Console(width=None if sys.stdout.isatty() else 160, emoji=False)
 
 
 def event_line(step: int, kind: str, data: dict, total: int | None) -> str | None:
@@ -41,7 +42,7 @@ def closing(directory: pathlib.Path, report: pathlib.Path, s: dict) -> None:
     from csro.store import RunStore
 
     with RunStore.open(directory) as store:
-        final = store.final()
+        final = untrusted(store.final(), markup=True)  # names and reasons, shown as text
     if not final:
         return
     table = Table("game", "split", "discovered", *final["baselines"],

@@ -13,8 +13,9 @@ from rich.table import Table
 from csro.cli._app import app
 from csro.cli._progress import progress_bar
 from csro.errors import ConfigError
+from csro.text import untrusted
 
-console = Console(width=None if sys.stdout.isatty() else 160)
+console = Console(width=None if sys.stdout.isatty() else 160, emoji=False)
 
 
 @app.command("games")
@@ -61,14 +62,14 @@ def eval_cmd(
         entry = score.to_dict()
         entry["forfeits"] = dict(result.table.forfeits(spec.name))
         entry["forfeit_examples"] = result.forfeit_details(spec.name, limit=3)
-        entries.append(entry)
+        entries.append(untrusted(entry))  # a policy's text (its forfeits' details) is data
     if json_out:
         print(json.dumps({"game": g.name, "matches_per_cell": matches, "seed": seed,
                           "opponents": [o.name for o in opponent_specs], "results": entries}))
         return
     table = Table("policy", "PopReturn", "PopExpl", "AggScore", "worst opponent", "matches", "forfeits",
                   title=f"{g.name}: {len(opponent_specs)} opponents × {matches} matches (±95% CI)")
-    for e in entries:
+    for e in untrusted(entries, markup=True):
         ci = e["ci95"]
         forfeits = ", ".join(f"{k}: {v}" for k, v in e["forfeits"].items()) or "-"
         table.add_row(e["policy"], f"{e['pop_return']:.2f} ± {ci['pop_return']:.2f}",
@@ -76,7 +77,7 @@ def eval_cmd(
                       e["worst_opponent"], str(e["matches"]), forfeits)
     console.print(table)
     console.print("[dim]PopExpl is a max over noisy means: biased upward with few matches per cell.[/dim]")
-    for e in entries:
+    for e in untrusted(entries, markup=True):
         for ex in e["forfeit_examples"]:
             console.print(f"[yellow]{e['policy']}[/yellow] forfeited vs {', '.join(ex['opponents'])}: "
                           f"{ex['reason']}: {ex['detail'].splitlines()[-1] if ex['detail'] else ''}")
@@ -133,10 +134,11 @@ def play_cmd(
     trace = play_traced(g, specs, seed)
     lines = trace.lines if max_lines == 0 or len(trace.lines) <= max_lines else (
         trace.lines[: max_lines // 2] + [f"... {len(trace.lines) - max_lines} more lines ..."] + trace.lines[-max_lines // 2:])
-    for line in lines:
-        console.print(line, highlight=False, markup=False)
-    for spec, ret in zip(specs, trace.result.returns):
-        console.print(f"{spec.name}: {ret:+g}", highlight=False)
+    for line in lines:  # the actions a policy played are its text
+        console.print(untrusted(line), highlight=False, markup=False)
+    names = [untrusted(spec.name, markup=True) for spec in specs]
+    for name, ret in zip(names, trace.result.returns):
+        console.print(f"{name}: {ret:+g}", highlight=False)
     if trace.result.forfeit:
-        seat, reason, detail = trace.result.forfeit
-        console.print(f"[red]{specs[seat].name} forfeited: {reason}[/red] {detail}")
+        seat, reason, detail = untrusted(trace.result.forfeit, markup=True)
+        console.print(f"[red]{names[seat]} forfeited: {reason}[/red] {detail}", highlight=False)

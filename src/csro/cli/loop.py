@@ -13,7 +13,7 @@ from rich.table import Table
 from csro import events
 from csro.cli._views import View
 
-out = Console(width=None if sys.stdout.isatty() else 160)
+out = Console(width=None if sys.stdout.isatty() else 160, emoji=False)
 
 
 def _fmt(x: object, digits: int = 3) -> str:

@@ -20,6 +20,7 @@ from csro.cli import aor, discover, loop, reproduce, train
 from csro.cli._app import app
 from csro.cli._progress import run_hooks
 from csro.errors import BudgetExhausted, ConfigError
+from csro.text import untrusted
 
 VIEWS = {"csro": loop.VIEW, "discover": discover.VIEW, "aor": aor.VIEW, "train": train.VIEW, "reproduce": reproduce.VIEW}
 
@@ -52,7 +53,7 @@ def run_cmd(
     view = VIEWS[cfg.kind]
     with run_hooks(view, view.total(cfg.model_dump())) as hooks, _budget_stop(out_dir):
         report = runkinds.start(cfg, out_dir, hooks)
-    view.closing(out_dir, report, runkinds.status(out_dir))
+    view.closing(out_dir, report, untrusted(runkinds.status(out_dir), markup=True))
 
 
 @app.command("resume")
@@ -71,7 +72,7 @@ def resume_cmd(
     view = VIEWS[s["kind"]]
     with run_hooks(view, view.total(s)) as hooks, _budget_stop(directory):
         report = runkinds.resume(directory, hooks)
-    view.closing(directory, report, runkinds.status(directory))
+    view.closing(directory, report, untrusted(runkinds.status(directory), markup=True))
 
 
 @contextlib.contextmanager
@@ -95,9 +96,9 @@ def status_cmd(
 
     s = runkinds.status(directory)
     if json_out:
-        print(json.dumps(s))
+        print(json.dumps(untrusted(s)))
         return
-    VIEWS[s["kind"]].status(directory, s)
+    VIEWS[s["kind"]].status(directory, untrusted(s, markup=True))
 
 
 @app.command("report")

@@ -19,6 +19,13 @@ What is guaranteed, whatever the policy does:
     recorder of *why* a policy forfeits, stubs and an audit hook (``_worker.py``);
   * a policy stopped by a layer forfeits FORBIDDEN: killed by the seccomp filter (SIGSYS),
     an operation the kernel refused and the policy let through, or an audit-hook refusal;
+  * the recorder is out of the policy's reach: the audit hook sends each refusal to this
+    process on a channel of its own (a SOCK_SEQPACKET socket the worker can only write to)
+    before the policy sees the error, and the call it names forfeits FORBIDDEN whatever the
+    policy does next (catches the error, rewrites the worker's memory, crashes). Anything
+    else on that channel (a record of no call of the batch, one of a batch already answered,
+    bytes that are not a record, a flood), the channel closed while the worker lives, or a
+    hook that could not write its record (EXIT_RECORDER) makes the whole worker FORBIDDEN;
   * no zombies, temp dirs or fds are left behind: ``close()`` (also on ``with`` exit, GC
     and interpreter exit) kills and reaps the process (the keeper, whose death takes the
     policy's process with it).
@@ -38,6 +45,7 @@ import os
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -51,7 +59,8 @@ from csro.policies import _layers
 from csro.policies._types import Call, Forfeit, Reason, Result, SandboxLimits
 
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_worker.py")
-_EXIT_SETUP, _EXIT_CHANNEL, _EXIT_LAYER = 70, 71, 72
+_EXIT_SETUP, _EXIT_CHANNEL, _EXIT_LAYER, _EXIT_RECORDER = 70, 71, 72, 73
+_RECORDS_KEPT = 1024  # refusals waiting for their batch's reply, at most
 _CALL_REASONS = {"exception": Reason.EXCEPTION, "malformed": Reason.MALFORMED,
                  "forbidden": Reason.FORBIDDEN}
 _START_REASONS = {"compile_error": Reason.COMPILE_ERROR, "forbidden": Reason.FORBIDDEN}
@@ -219,6 +228,10 @@ class PolicyWorker:
         self._head = bytearray()
         self._tail = bytearray()
         self._dropped = 0
+        self._records: dict[int, list[tuple[int, str]]] = {}  # seq -> the refusals recorded
+        self._n_records = 0
+        self._answered = -1  # the last batch whose results were returned
+        self._rec_open = False
         self._p = _Process()
         self._finalizer = weakref.finalize(self, _Process.release, self._p)
 
@@ -248,8 +261,9 @@ class PolicyWorker:
                 self._exchange(len(source).to_bytes(4, "big") + source, deadline))
             self._ready = True
             results = self._parse(self._exchange(b"", deadline), 0, 1, _START_REASONS)
+            self._apply_records(0, results, exits=results[0] is not None)
         except _Dead as dead:
-            return self._die(dead.forfeit)
+            return self._die(self._recorded(dead.forfeit))
         if results[0] is not None:
             return self._die(results[0] if isinstance(results[0], Forfeit) else
                              Forfeit(Reason.MALFORMED, "unexpected compile reply"))
@@ -308,8 +322,9 @@ class PolicyWorker:
         try:
             frame = self._exchange(b"", began + self.limits.call_seconds)
             results = self._parse(frame, seq, n, _CALL_REASONS)
+            self._apply_records(seq, results)
         except _Dead as dead:
-            results = [self._die(dead.forfeit)] * n
+            results = [self._die(self._recorded(dead.forfeit))] * n
         self._idle_since = now = time.monotonic()
         self.last_seconds = now - began
         return results
@@ -343,9 +358,10 @@ class PolicyWorker:
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         out_r, out_w = os.pipe()
-        p.fds = [req_w, rep_r, out_r]
+        rec_r, rec_w = (s.detach() for s in socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET))
+        p.fds = [req_w, rep_r, out_r, rec_r]
         layers = self.want
-        cfg = {"req": req_r, "rep": rep_w, "memory_mb": int(self.limits.memory_mb),
+        cfg = {"req": req_r, "rep": rep_w, "rec": rec_w, "memory_mb": int(self.limits.memory_mb),
                "cpu_seconds": max(1, int(self.limits.cpu_seconds)),
                "max_frame": int(self.limits.max_frame_bytes), "seed": self.seed,
                "ppid": os.getpid(), "layers": layers, "python_layer": self.python_layer, "allow_missing": sorted(self.allow_missing),
@@ -355,20 +371,20 @@ class PolicyWorker:
         cmd = [sys.executable, "-P", "-s", WORKER, json.dumps(cfg)]
         try:
             p.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w,
-                                      pass_fds=(req_r, rep_w), cwd=p.workdir, env=dict(_ENV),
+                                      pass_fds=(req_r, rep_w, rec_w), cwd=p.workdir, env=dict(_ENV),
                                       start_new_session=True)
         except OSError as e:
             p.release()
             raise SandboxError(f"cannot start a policy worker: {e}") from e
         finally:
-            for fd in (req_r, rep_w, out_w):
+            for fd in (req_r, rep_w, out_w, rec_w):
                 os.close(fd)
         for fd in p.fds:
             os.set_blocking(fd, False)
         self._poll = select.poll()
-        self._poll.register(rep_r, select.POLLIN)
-        self._poll.register(out_r, select.POLLIN)
-        self._out_open = True
+        for fd in (rep_r, out_r, rec_r):
+            self._poll.register(fd, select.POLLIN)
+        self._out_open = self._rec_open = True
 
     def _die(self, forfeit: Forfeit) -> Forfeit:
         """Record why the worker is out, kill it and release its fds and directory."""
@@ -376,7 +392,7 @@ class PolicyWorker:
             self.dead_reason = forfeit
         self._p.kill()
         self._drain_output()
-        self._out_open = False
+        self._out_open = self._rec_open = False
         self._p.release()
         return self.dead_reason
 
@@ -388,7 +404,7 @@ class PolicyWorker:
 
     def _exchange(self, data: bytes, deadline: float) -> bytes:
         """Write ``data`` (plus anything still pending), then read one reply frame."""
-        req_w, rep_r, out_r = self._p.fds
+        req_w, rep_r, out_r, rec_r = self._p.fds
         if data:
             self._send(data)
         else:
@@ -412,6 +428,8 @@ class PolicyWorker:
                     self._read_reply(rep_r)
                 elif fd == out_r:
                     self._drain_output(once=True)
+                elif fd == rec_r:
+                    self._read_records()
                 elif fd == req_w:
                     self._write_some()
 
@@ -459,8 +477,10 @@ class PolicyWorker:
         del buf[:4 + n]
         return frame
 
-    def _exit_reason(self, eof: bool = False) -> Forfeit | None:
-        """Why the worker stopped: None if it is still running (and no EOF was seen)."""
+    def _exit_reason(self, eof: bool = False, channel: str = "reply") -> Forfeit | None:
+        """Why the worker stopped: None if it is still running (and no EOF was seen); after
+        an EOF on ``channel`` of a worker still running, MALFORMED (its reply channel) or
+        FORBIDDEN (its recorder channel)."""
         p = self._p
         waits = [0.001 * 1.5 ** i for i in range(14)] if eof else [0.0]  # ~0.5 s in all
         for wait in waits:  # an EOF comes with the exit, give a loaded machine a moment
@@ -470,7 +490,8 @@ class PolicyWorker:
         else:
             if not eof:
                 return None
-            return Forfeit(Reason.MALFORMED, "the worker closed its reply channel")
+            return Forfeit(Reason.FORBIDDEN if channel == "recorder" else Reason.MALFORMED,
+                           f"the worker closed its {channel} channel")
         self._drain_output()
         status, cpu, rss_kib = p.status
         tail = self.output()[-300:]
@@ -490,6 +511,9 @@ class PolicyWorker:
                                               f"(memory limit {self.limits.memory_mb} MB)")
             return Forfeit(Reason.CRASH, f"killed by {signal.Signals(sig).name}{tail}")
         code = os.WEXITSTATUS(status)
+        if self._ready and code == _EXIT_RECORDER:
+            return Forfeit(Reason.FORBIDDEN, "the audit hook could not record a refusal: the "
+                                             "worker's recorder channel was closed, replaced or full")
         if not self._ready and code == _EXIT_LAYER:  # fail closed: name the layer
             self._p.release()
             line = next((ln for ln in self.output().splitlines()
@@ -501,6 +525,76 @@ class PolicyWorker:
             raise SandboxError("the policy worker could not set up its sandbox (exit status "
                                f"{code}): {self.output()[-500:].strip()}")
         return Forfeit(Reason.CRASH, f"the worker exited with status {code}{tail}")
+
+    def _read_records(self) -> None:
+        """Take the refusals the recorder channel holds now (``_worker._make_hook``): kept by
+        batch until its reply is collected. Raise _Dead (FORBIDDEN) for what no worker sends:
+        bytes that are not a record, a record of a batch already answered or never sent, more
+        than ``_RECORDS_KEPT`` waiting."""
+        while self._rec_open:
+            fd = self._p.fds[3]
+            try:
+                msg = os.read(fd, 4096)
+            except BlockingIOError:
+                return
+            except OSError:
+                msg = b""
+            if not msg:  # every copy of the worker's end is closed
+                self._rec_open = False
+                self._poll.unregister(fd)
+                return
+            head = msg.split(b" ", 2)
+            try:
+                seq, index, detail = int(head[0]), int(head[1]), _clean(head[2].decode("utf-8", "replace"))
+            except (ValueError, IndexError):
+                raise _Dead(Forfeit(Reason.FORBIDDEN, f"bytes on the recorder channel that are not "
+                                                      f"a record: {msg[:100]!r}")) from None
+            if not self._answered < seq <= self._seq:
+                raise _Dead(Forfeit(Reason.FORBIDDEN, f"a refusal outside the batches in progress: {detail}"))
+            if self._n_records >= _RECORDS_KEPT:
+                raise _Dead(Forfeit(Reason.FORBIDDEN, f"more than {_RECORDS_KEPT} refusals in one "
+                                                      f"round trip; the first: {self._first_record()}"))
+            self._records.setdefault(seq, []).append((index, detail))
+            self._n_records += 1
+
+    def _first_record(self) -> str | None:
+        return next((d for seq in sorted(self._records) for _, d in self._records[seq]), None)
+
+    def _apply_records(self, seq: int, results: list[Result], exits: bool = False) -> None:
+        """Batch ``seq`` answered: every call with a recorded refusal forfeits FORBIDDEN (its
+        first record's detail), whatever the reply said. The worker sent them before its
+        reply, so they are all here once the channel is read. The channel must still be
+        open unless the worker ``exits`` after this reply (a policy that did not compile) or
+        is exiting (a crash the next round trip reports)."""
+        self._read_records()
+        if not self._rec_open and not exits:
+            raise _Dead(self._exit_reason(eof=True, channel="recorder"))
+        self._answered = seq
+        done = set()
+        for index, detail in self._records.pop(seq, ()):
+            self._n_records -= 1
+            if not 0 <= index < len(results):
+                raise _Dead(Forfeit(Reason.FORBIDDEN, f"a refusal outside the calls of the batch: {detail}"))
+            if index not in done:
+                done.add(index)
+                results[index] = Forfeit(Reason.FORBIDDEN, detail)
+
+    def _recorded(self, forfeit: Forfeit) -> Forfeit:
+        """Why a worker that is out forfeits: FORBIDDEN when it recorded a refusal not yet
+        answered for (and then crashed, timed out, ...), or closed its recorder channel and
+        timed out; otherwise ``forfeit``."""
+        if forfeit.reason is Reason.FORBIDDEN or not self._started:
+            return forfeit
+        try:
+            self._read_records()
+        except _Dead as dead:
+            return dead.forfeit
+        first = self._first_record()
+        if first is not None:
+            return Forfeit(Reason.FORBIDDEN, first)
+        if not self._rec_open and forfeit.reason is Reason.TIMEOUT:
+            return Forfeit(Reason.FORBIDDEN, "the worker closed its recorder channel")
+        return forfeit
 
     def _drain_output(self, once: bool = False) -> None:
         if not self._out_open:

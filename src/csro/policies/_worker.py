@@ -3,9 +3,10 @@
 A standalone script (it imports nothing from csro but its sibling ``_kernel.py``), started
 by the parent as ``python -P -s _worker.py CONFIG_JSON`` with an empty environment (plus fixed
 thread-count and hash-seed variables), stdin from /dev/null, stdout+stderr into a pipe the
-parent drains, an empty read-only working directory, and two dedicated pipes (request in,
-reply out) passed by fd number in CONFIG_JSON. ``-P -s`` rather than ``-I``: the parent builds
-the whole environment itself, and leaving out ``-E`` is what lets it fix PYTHONHASHSEED.
+parent drains, an empty read-only working directory, two dedicated pipes (request in,
+reply out) and the write end of the *recorder* channel, passed by fd number in CONFIG_JSON.
+``-P -s`` rather than ``-I``: the parent builds the whole environment itself, and leaving out
+``-E`` is what lets it fix PYTHONHASHSEED.
 
 Before it reads the policy source, the worker, in this order (``_setup``):
 
@@ -22,9 +23,10 @@ Before it reads the policy source, the worker, in this order (``_setup``):
 6. restricts itself with Landlock and loads the parent's seccomp program (no_new_privs);
 7. routes the ``random`` module (and NumPy's global generator, once imported) to per-instance
    streams (``_streams``), so that a match's result depends on its seed alone;
-8. installs an audit hook that refuses and records forbidden operations; a refused operation
-   raises PermissionError in the policy *and* is recorded, so the call is reported FORBIDDEN
-   even if the policy swallows the exception;
+8. installs an audit hook that refuses and records forbidden operations: before it raises
+   PermissionError in the policy, it sends the record to the parent on the recorder channel
+   (``_make_hook``), so the call is FORBIDDEN even if the policy swallows the exception or
+   rewrites any object of this process afterwards;
 9. sends ``["ready", layers applied]``. Only then is policy code compiled and run.
 
 A layer it cannot apply ends it with status 72 and a line naming the layer (the parent's
@@ -42,9 +44,15 @@ Protocol: frames are a 4-byte big-endian length and a UTF-8 JSON body.
                      [seq, [value, ...], [[index, reason, detail], ...]]
                             one value per call (null for a failed call), then the failures
                      [seq, reason, detail]  fatal: the worker exits after sending it
+  recorder channel   b"SEQ INDEX DETAIL", one SOCK_SEQPACKET message per refusal (the batch
+                     and the call it happened in, 0 0 for the module's first run); the parent
+                     reads it, the worker can only write it (a socket: no reopening through
+                     /proc/self/fd to read it back)
 """
 
 import ast
+import gc
+import signal
 import sys
 import os
 import json
@@ -67,10 +75,26 @@ import _streams  # noqa: E402  the random streams of each policy instance (stand
 import _sharing  # noqa: E402  whether instances may share one run of the module (standalone too)
 del sys.path[0], sys.modules["_kernel"], sys.modules["_streams"], sys.modules["_sharing"]
 
-EXIT_SETUP, EXIT_CHANNEL, EXIT_LAYER = 70, 71, 72
+
+def _cache_own_source(*modules):
+    """Keep the source of the worker's own files in linecache (mtime None: never checked
+    again), read now, before the sandbox hides them: a policy's traceback may pass through
+    them, and formatting it must not try to open a file (the audit hook would record a
+    refusal against the call)."""
+    for m in modules:
+        path = m.__file__
+        with open(path, encoding="utf-8") as f:
+            lines = f.readlines()
+        linecache.cache[path] = (sum(map(len, lines)), None, lines, path)
+
+
+_cache_own_source(sys.modules[__name__], _kernel, _streams, _sharing)
+
+EXIT_SETUP, EXIT_CHANNEL, EXIT_LAYER, EXIT_RECORDER = 70, 71, 72, 73
 UID_BASE = 2_000_000_000
 MAX_DEPTH = 64
 DETAIL_CHARS = 1500
+RECORD_BYTES = 1024  # one recorder message at most (the parent reads 4096)
 
 
 # ---------------------------------------------------------------- setup (trusted code)
@@ -232,8 +256,12 @@ _WRITE_FLAGS = (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND 
                 | getattr(os, "O_TMPFILE", 0))
 
 
-def _make_hook(readable, rec, *, type=type, str=str, bytes=bytes, int=int, len=len,
-               PermissionError=PermissionError, getframe=sys._getframe,
+def _make_hook(readable, recorder, where, *, type=type, str=str, bytes=bytes, int=int, len=len,
+               PermissionError=PermissionError, BaseException=BaseException,
+               getframe=sys._getframe, fstat=os.fstat, write=os.write, exit_=os._exit,
+               sigmask=signal.pthread_sigmask, block=signal.SIG_BLOCK, setmask=signal.SIG_SETMASK,
+               all_signals=frozenset(signal.valid_signals()),
+               gc_off=gc.disable, gc_on=gc.enable, gc_is_on=gc.isenabled,
                bc_code=None, loader_codes=frozenset(), flags_code=types.coroutine.__code__,
                deny=_DENY,
                deny_prefix=_DENY_PREFIX, deny_import=_DENY_IMPORT, write_flags=_WRITE_FLAGS,
@@ -241,39 +269,55 @@ def _make_hook(readable, rec, *, type=type, str=str, bytes=bytes, int=int, len=l
     """The audit hook. Everything it uses is bound here (closure/defaults), none of it is a
     global or builtin the policy could patch, and it never calls the policy's objects: each
     argument's exact type is checked before it is used. Code objects may be made or swapped
-    only by ``types.coroutine`` (it sets a flag) and unmarshalled only by importlib."""
+    only by ``types.coroutine`` (it sets a flag) and unmarshalled only by importlib.
+
+    The recorder: ``recorder`` is (fd, (st_dev, st_ino)) of the worker's end of the recorder
+    channel, ``where`` the [batch seq, call index] the worker is running. A refusal is first
+    sent to the parent, then raised: what the parent has read, nothing in this
+    process can take back. The fd is checked to be that channel still (a policy may close it,
+    or ``dup2`` another file over it: neither raises an audit event), with signals blocked and
+    the garbage collector off, so that no policy code (a signal handler, a finalizer) runs
+    between the check and the write; when the check or the write fails, the worker exits with
+    EXIT_RECORDER, which the parent records as FORBIDDEN too. Attributing the refusal to a
+    call goes by ``where``, which a policy that reaches the worker's frames can change: it can
+    move its forfeit to another call of its own, or make it the worker's (a record of no call
+    of the batch), never make it disappear."""
+    rec_fd, rec_id = recorder
     exact = frozenset(readable)
     under = tuple(d + "/" for d in readable)
     file_events = frozenset(("open", "os.listdir", "os.scandir"))
 
-    def readable_path(p):
-        if type(p) is bytes:
-            p = p.decode("utf-8", "surrogateescape")
-        if type(p) is not str or not p.startswith("/"):
-            return False
-        parts = []
-        for c in p.split("/"):
-            if c == "..":
-                return False
-            if c and c != ".":
-                parts.append(c)
-        q = "/" + "/".join(parts)
-        return q in exact or q.startswith(under)
-
+    # One function, no helper: the policy reaches the hook's frame (the traceback of its
+    # error) and from it every function the hook refers to, with the cells it could rewrite.
     def hook(ev, args):
         why = None
         if ev in file_events:
             path = args[0] if len(args) else None
             if type(path) is int:
                 return  # an fd the worker already holds
+            if type(path) is str and path == "<policy>":  # compile() looking for the source
+                raise FileNotFoundError(2, "no such file", path)
             if ev == "open":
                 mode, flags = args[1], args[2]
                 if ((type(flags) is int and flags & write_flags) or
                         (type(mode) is str and ("w" in mode or "a" in mode or "x" in mode
                                                 or "+" in mode))):
                     why = "writing files is not allowed"
-            if why is None and not readable_path(path):
-                why = "reading outside the Python installation"
+            if why is None:  # a readable path: absolute, no "..", in or under ``readable``
+                p = path.decode("utf-8", "surrogateescape") if type(path) is bytes else path
+                q = None
+                if type(p) is str and p.startswith("/"):
+                    parts = []
+                    for c in p.split("/"):
+                        if c == "..":
+                            parts = None
+                            break
+                        if c and c != ".":
+                            parts.append(c)
+                    if parts is not None:
+                        q = "/" + "/".join(parts)
+                if q is None or not (q in exact or q.startswith(under)):
+                    why = "reading outside the Python installation"
         elif ev == "import":
             if type(args[0]) is not str or args[0] in deny_import:
                 why = "this module is not allowed in the sandbox"
@@ -292,13 +336,29 @@ def _make_hook(readable, rec, *, type=type, str=str, bytes=bytes, int=int, len=l
             why = "not allowed in the sandbox"
         if why is None:
             return
-        rec.append("%s: %s" % (ev, why))  # first, so that nothing below can lose the record
-        if ev == "csro.forbidden":
-            ev, args = args[0], ()
+        if ev == "csro.forbidden":  # a stub's (or anyone's sys.audit): name what it says
+            ev, args = args[0] if len(args) and type(args[0]) is str else "csro.forbidden", ()
         shown = ", ".join([repr(a[:200]) if type(a) is str else
                            repr(a) if type(a) is int and -(1 << 64) < a < (1 << 64) else
                            "<%s>" % tname(type(a)) for a in args[:2]])
-        rec[-1] = detail = "%s(%s): %s" % (ev, shown, why)
+        detail = "%s(%s): %s" % (ev, shown, why)
+        # The record, first: nothing below, nor the policy, can take it back.
+        seq, call = where[0], where[1]
+        msg = ("%d %d " % (seq if type(seq) is int else -1, call if type(call) is int else -1)
+               ).encode() + detail.encode("utf-8", "backslashreplace")[:RECORD_BYTES - 48]
+        collecting = gc_is_on()
+        gc_off()
+        try:
+            old = sigmask(block, all_signals)
+            st = fstat(rec_fd)
+            ok = (st.st_dev, st.st_ino) == rec_id and write(rec_fd, msg) == len(msg)
+            sigmask(setmask, old)
+        except BaseException:
+            ok = False
+        if not ok:
+            exit_(EXIT_RECORDER)
+        if collecting:
+            gc_on()
         raise PermissionError("csro sandbox: forbidden: " + detail)
 
     return hook
@@ -415,14 +475,17 @@ def main():
     try:
         readable, layers = _setup(cfg)
         streams = _streams.Streams(cfg["seed"])  # after the fork into the pid namespace
-        rec = []
+        where = [0, 0]  # [batch seq, call index]: what a refusal is recorded against
+        st = os.fstat(cfg["rec"])
+        recorder = (cfg["rec"], (st.st_dev, st.st_ino))
         ext = sys.modules.get("_frozen_importlib_external")
         bc = getattr(ext, "_compile_bytecode", None)
         loaders = frozenset(getattr(getattr(ext, c, None), "get_code").__code__
                             for c in ("SourceLoader", "SourcelessFileLoader")
                             if hasattr(getattr(ext, c, None), "get_code"))
         if cfg["python_layer"]:
-            sys.addaudithook(_make_hook(readable, rec, bc_code=getattr(bc, "__code__", None),
+            sys.addaudithook(_make_hook(readable, recorder, where,
+                                        bc_code=getattr(bc, "__code__", None),
                                         loader_codes=loaders))
     except BaseException as e:
         sys.stderr.write("csro worker setup failed: %r\n" % (e,))
@@ -449,7 +512,8 @@ def main():
     seq, source, class_name = _scan(frame.decode("utf-8"), 0)[0]
     objects = {}
     try:
-        loaded, entry = _compile(source, class_name, rec, streams)
+        loaded, entry = _compile(source, class_name, streams)
+        where[1] = -1  # a refusal from now to the next batch is of no call
         streams.route_numpy()
     except MemoryError:
         fatal(seq, "memory", "MemoryError while loading the policy")
@@ -466,7 +530,8 @@ def main():
             os._exit(0)
         try:
             seq, calls = _scan(frame.decode("utf-8"), 0)[0]
-            values, errors = _run_batch(objects, loaded, streams, calls, rec, max_frame)
+            where[0], where[1] = seq, 0
+            values, errors = _run_batch(objects, loaded, streams, calls, where, max_frame)
             flush()
             text = _encode([seq, values, errors])
             if len(text) > max_frame:
@@ -481,20 +546,21 @@ def main():
         send(text)
 
 
-def _run_batch(objects, loaded, streams, calls, rec, max_frame,
+def _run_batch(objects, loaded, streams, calls, where, max_frame,
                type=type, str=str, int=int, bool=bool, len=len, BaseException=BaseException):
     """Run one batch of calls in order: (values, errors) for the reply frame.
 
     ``[instance, "__init__", [seed]]`` makes an instance (``_instantiate``) with random
     streams seeded with ``seed`` (see ``_streams``);
-    every other call runs with its instance's streams active. MemoryError and SystemExit
+    every other call runs with its instance's streams active; ``where[1]`` is the index of the
+    call running (what the audit hook records a refusal against). MemoryError and SystemExit
     propagate (fatal). The common case (a method of an existing instance returning a short
     string or a small scalar) is handled inline.
     """
     values, errors = [], []
     current = streams.current  # [the active stream]: what the routed generators draw from
     for instance, method, args in calls:
-        rec.clear()
+        where[1] = len(values)
         try:
             if method == "__init__":
                 stream = current[0] = streams.new(instance, args[0] if args else None)
@@ -512,11 +578,7 @@ def _run_batch(objects, loaded, streams, calls, rec, max_frame,
         except (MemoryError, SystemExit):
             raise
         except BaseException as e:
-            errors.append([len(values)] + (["forbidden", rec[0]] if rec else _failure(e)))
-            values.append(None)
-            continue
-        if rec:
-            errors.append([len(values), "forbidden", rec[0]])
+            errors.append([len(values)] + _failure(e))
             values.append(None)
             continue
         t = type(v)
@@ -527,6 +589,7 @@ def _run_batch(objects, loaded, streams, calls, rec, max_frame,
                 errors.append([len(values), "malformed", problem])
                 v = None
         values.append(v)
+    where[1] = -1  # a refusal after the calls (a finalizer, a flush) is of no call
     if streams.numpy_pending:  # NumPy imported by this batch: routed from the next one on
         streams.route_numpy()
     return values, errors
@@ -605,7 +668,7 @@ def _shrink(seq, values, errors, max_frame):
     return _encode([seq, values, [failed[i] for i in sorted(failed)]])
 
 
-def _compile(source, class_name, rec, streams):
+def _compile(source, class_name, streams):
     """Compile and run the policy module once, as a check: ((source, class name, the class
     every instance may share or None), None), or (None, [reason, detail]). The class is
     shared where ``_sharing`` finds that no state can pass through the module and its run
@@ -624,13 +687,9 @@ def _compile(source, class_name, rec, streams):
     except (MemoryError, SystemExit):
         raise
     except BaseException as e:
-        if rec:
-            return None, ["forbidden", rec[0]]
         if _denied(e):
             return None, _failure(e)
         return None, ["compile_error", "the module raised: " + _short_tb(e)]
-    if rec:
-        return None, ["forbidden", rec[0]]
     cls = module.__dict__.get(class_name)
     if cls is None:
         return None, ["compile_error", "the source defines no %r" % class_name]

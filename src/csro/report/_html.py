@@ -7,10 +7,13 @@ import json
 import numbers
 from typing import Any, Iterable, Mapping, Sequence
 
+from csro.text import untrusted
+
 
 def esc(value: Any) -> str:
-    """Text (of any value) escaped for HTML element content and quoted attributes."""
-    return html.escape(str(value), quote=True)
+    """Text (of any value) escaped for HTML element content and quoted attributes, its
+    invisible and control characters shown (``csro.text.untrusted``)."""
+    return html.escape(untrusted(str(value)), quote=True)
 
 
 def fmt(value: Any, digits: int = 4) -> str:
