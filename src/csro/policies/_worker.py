@@ -104,19 +104,28 @@ def _setup(cfg):
         names, keeper = _layer(cfg, "namespaces", _kernel.enter_namespaces, root) or ([], keeper)
         applied["namespaces"] = names
 
-    # The Python path, kept reachable through directory fds: the mount namespace hides some of
-    # it (a venv under $HOME or /tmp) and a dropped uid may not traverse it; Landlock's rules
-    # are made from the same fds. Imports go through /proc/self/fd/N from now on.
-    dirs = []  # (real path, fd)
-    for p in sys.path:
+    # The worker's own root: the Python path, the system libraries and the few files it
+    # needs, read-only, and nothing else of the host (not even for stat or readlink).
+    entries = [p for p in sys.path if os.path.isdir(p)]  # as on sys.path (links recreated)
+    real = []
+    for p in entries:
         rp = os.path.realpath(p)
-        if os.path.isdir(rp) and rp not in (d for d, _ in dirs):
-            dirs.append((rp, os.open(rp, os.O_RDONLY | os.O_DIRECTORY)))
-    files = [os.open(f, os.O_RDONLY) for f in _READ_FILES if os.path.exists(f)]
-    libs = [os.open(d, os.O_RDONLY | os.O_DIRECTORY) for d in
-            sorted({os.path.realpath(d) for d in _LIB_DIRS if os.path.isdir(d)})]
+        if rp not in real:
+            real.append(rp)
+    lib_dirs = [d for d in _lib_dirs() if os.path.isdir(d)]
+    read_files = [f for f in _READ_FILES if os.path.exists(f)]
+    rooted = False
     if applied.get("namespaces"):
-        applied["hidden"] = _layer(cfg, "namespaces", _kernel.hide, cfg["hide"]) or []
+        mounted = _layer(cfg, "namespaces", _kernel.own_root, entries + lib_dirs + read_files)
+        if mounted is not None:
+            applied["root"], rooted = mounted, True
+    # Landlock's rules are made from fds of the same paths (opened inside the new root where
+    # there is one). Without a root of its own, the Python path stays reachable through these
+    # fds (a dropped uid may not traverse it): imports go through /proc/self/fd/N from here on.
+    dirs = [(rp, os.open(rp, os.O_RDONLY | os.O_DIRECTORY)) for rp in real]
+    files = [os.open(f, os.O_RDONLY) for f in read_files]
+    libs = [os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+            for d in sorted({os.path.realpath(d) for d in lib_dirs})]
     if root:  # a uid/gid of its own, so that the kernel keeps it from every other process
         uid = UID_BASE + keeper
         os.setgroups([])
@@ -126,9 +135,10 @@ def _setup(cfg):
             raise RuntimeError("could not drop privileges")
     elif applied.get("namespaces"):  # root of its own user namespace: give that up
         _layer(cfg, "namespaces", _kernel.drop_capabilities)
-    aliases = [(rp, "/proc/self/fd/%d" % fd) for rp, fd in dirs]
-    sys.path[:] = [alias for _, alias in aliases]
-    for mod in list(sys.modules.values()):  # packages imported before: their __path__ too
+    aliases = [] if rooted else [(rp, "/proc/self/fd/%d" % fd) for rp, fd in dirs]
+    if aliases:
+        sys.path[:] = [alias for _, alias in aliases]
+    for mod in list(sys.modules.values()) if aliases else ():  # packages imported before
         path = getattr(mod, "__path__", None)
         if type(path) is list:
             for i, entry in enumerate(path):
@@ -155,14 +165,15 @@ def _setup(cfg):
     if "landlock" in want:
         applied["landlock"] = _layer(cfg, "landlock", _kernel.landlock,
                                      [fd for _, fd in dirs] + libs, files)
-    for fd in libs + files:
-        os.close(fd)
+    for fd in libs + files + ([fd for _, fd in dirs] if rooted else []):
+        os.close(fd)  # nothing of the host's tree stays open
     if "seccomp" in want:
         applied["seccomp"] = _layer(cfg, "seccomp", _kernel.seccomp,
                                     bytes.fromhex(cfg["seccomp"])) is not None
     applied["uid"] = "private" if root else ("mapped" if applied.get("namespaces") else "caller")
     applied["missing"] = cfg.get("missing", {})
-    readable = tuple(d for rp, alias in aliases for d in (rp, alias))
+    readable = tuple(d for rp, alias in aliases for d in (rp, alias)) if aliases else \
+        tuple(entries) + tuple(real)
     readable += ("/dev/null", "/dev/urandom")
     return readable, applied
 
@@ -206,9 +217,14 @@ def _stub(name, audit=sys.audit):
     return forbidden
 
 
-# Read-only for the dynamic loader (C extensions such as numpy's load system libraries), in
-# the Landlock allow-list beside the Python path; the audit hook does not see the loader.
-_LIB_DIRS = ("/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib")
+def _lib_dirs():
+    """Read-only for the dynamic loader (C extensions such as numpy's load system libraries),
+    in the worker's root and the Landlock allow-list beside the Python path; the audit hook
+    does not see the loader. The directories its cache (/etc/ld.so.cache) names."""
+    arch = getattr(sys.implementation, "_multiarch", "") or os.uname().machine + "-linux-gnu"
+    return ("/lib/" + arch, "/usr/lib/" + arch, "/lib64", "/usr/lib64", "/usr/local/lib")
+
+
 _READ_FILES = ("/dev/null", "/dev/urandom", "/etc/ld.so.cache")
 
 # Refused outright (exact event names, then prefixes).
