@@ -250,7 +250,8 @@ def test_every_kernel_layer_is_applied_here():
     layers = check_layers()
     assert layers["missing"] == {}
     assert {"network", "mount", "pid", "ipc"} <= set(layers["namespaces"])
-    assert "/tmp" in layers["hidden"] and "/proc" in layers["hidden"]
+    assert os.path.realpath(os.__file__).rsplit("/", 1)[0] in layers["root"]
+    assert "/dev/null" in layers["root"] and not {"/proc", "/tmp", "/home"} & set(layers["root"])
     assert layers["landlock"]["abi"] >= 6 and layers["landlock"]["tcp"] and \
         layers["landlock"]["scoped"]
     assert layers["seccomp"] is True
@@ -282,8 +283,9 @@ def test_worker_environment_limits_and_identity(monkeypatch):
         r = w.call([Call(0, "__init__"), Call(0, "act")])[1]
         assert "sk-do-not-leak" not in repr(r) and "CSRO_TEST_SECRET" not in r["env"]
         assert set(r["env"]) <= {"PYTHONHASHSEED", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
-                                 "MKL_NUM_THREADS", "LC_ALL"}
-        assert r["cwd"] == w.workdir and os.listdir(w.workdir) == []
+                                 "MKL_NUM_THREADS", "LC_ALL", "HOME"}
+        assert r["env"]["HOME"] == "/"  # the root of its own
+        assert r["cwd"] == "/" and os.listdir(w.workdir) == []  # the root of its own
         assert r["as"] == 512 * 2 ** 20 and r["cpu"] == 20
         assert r["fsize"] == 0 and r["core"] == 0 and r["nproc"] == 0
         if os.geteuid() == 0:

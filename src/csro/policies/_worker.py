@@ -123,6 +123,8 @@ def _setup(cfg):
         mounted = _layer(cfg, "namespaces", _kernel.own_root, entries + lib_dirs + read_files)
         if mounted is not None:
             applied["root"], rooted = mounted, True
+            os.environ["HOME"] = "/"  # ~ is the empty root: not a user-database lookup (NSS
+            # would load libraries and make calls the seccomp filter kills; sysconfig does it)
     # Landlock's rules are made from fds of the same paths (opened inside the new root where
     # there is one). Without a root of its own, the Python path stays reachable through these
     # fds (a dropped uid may not traverse it): imports go through /proc/self/fd/N from here on.
