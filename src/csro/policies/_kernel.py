@@ -19,9 +19,10 @@ run by the worker as its own first steps, while every line it executes is still 
                       nothing executed, written, created, removed, renamed, linked or
                       truncated), TCP bind/connect denied, signals and abstract Unix sockets
                       scoped to the sandbox (Landlock, ``Documentation/userspace-api/landlock``);
-``seccomp``           a BPF program built by the parent with libseccomp (``_layers.py``) is
-                      loaded with no_new_privs: denied system calls kill the worker (SIGSYS),
-                      which the parent records as a forfeit of the policy.
+``seccomp``           a BPF program built by the parent with libseccomp from an allow-list
+                      (``_layers.py``, ``seccomp_allow.toml``) is loaded with no_new_privs:
+                      any call outside the list kills the worker (SIGSYS), which the parent
+                      records as a forfeit of the policy.
 
 Each returns what it applied, or raises ``LayerError`` naming what it could not do; the worker
 decides whether that may be skipped (only when the user opted in by name).

@@ -126,11 +126,14 @@ def describe(layers: dict) -> dict[str, str]:
                    f"other kills the worker")
     except SandboxError as e:
         allowed = str(e)
+    if "root" not in layers:  # recorded before the worker had a root of its own
+        allowed = "a deny-list of named calls (recorded before the allow-list)"
     return {
         "namespaces": f"missing: {missing['namespaces']}" if "namespaces" in missing else
         ", ".join(layers.get("namespaces", [])),
-        "root": "missing: needs the mount namespace" if "namespaces" in missing else
-        f"its own, read-only: {', '.join(layers.get('root', []))}; nothing else (no /proc)",
+        "root": f"its own, read-only: {', '.join(layers['root'])}; nothing else (no /proc)"
+        if layers.get("root") else "the host's (needs the mount namespace)" if "root" in layers
+        else f"the host's, hidden: {', '.join(layers.get('hidden', []))}",
         "landlock": f"missing: {missing['landlock']}" if "landlock" in missing else
         f"ABI {ll.get('abi')}; files" + (", TCP" if ll.get("tcp") else " (no TCP rules)")
         + (", signal and abstract-socket scopes" if ll.get("scoped") else " (no scopes)"),

@@ -118,7 +118,7 @@ def _setup(cfg):
             real.append(rp)
     lib_dirs = [d for d in _lib_dirs() if os.path.isdir(d)]
     read_files = [f for f in _READ_FILES if os.path.exists(f)]
-    rooted = False
+    rooted, applied["root"] = False, []
     if applied.get("namespaces"):
         mounted = _layer(cfg, "namespaces", _kernel.own_root, entries + lib_dirs + read_files)
         if mounted is not None:
