@@ -274,6 +274,7 @@ def test_worker_environment_limits_and_identity(monkeypatch):
             def act(self):
                 R = resource
                 return {"env": dict(os.environ), "cwd": os.getcwd(), "uid": os.getuid(),
+                        "host": os.uname().nodename,
                         "as": R.getrlimit(R.RLIMIT_AS)[0], "cpu": R.getrlimit(R.RLIMIT_CPU)[0],
                         "fsize": R.getrlimit(R.RLIMIT_FSIZE)[0],
                         "core": R.getrlimit(R.RLIMIT_CORE)[0],
@@ -286,6 +287,7 @@ def test_worker_environment_limits_and_identity(monkeypatch):
                                  "MKL_NUM_THREADS", "LC_ALL", "HOME"}
         assert r["env"]["HOME"] == "/"  # the root of its own
         assert r["cwd"] == "/" and os.listdir(w.workdir) == []  # the root of its own
+        assert r["host"] == "sandbox"  # the UTS namespace's name, not the host's
         assert r["as"] == 512 * 2 ** 20 and r["cpu"] == 20
         assert r["fsize"] == 0 and r["core"] == 0 and r["nproc"] == 0
         if os.geteuid() == 0:

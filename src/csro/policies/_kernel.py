@@ -97,6 +97,7 @@ def enter_namespaces(root):
                            ("/proc/self/gid_map", "0 %d 1" % gid)):
             with open(path, "w") as f:
                 f.write(text)
+    _check(_libc.sethostname(b"sandbox", ctypes.c_size_t(7)), "sethostname")  # not the host's
     if _libc.unshare(CLONE_NEWCGROUP) == 0:  # not every kernel or container gives this one
         names.append("cgroup")
     keeper = os.getpid()
