@@ -321,6 +321,45 @@ def test_netns_worker_sees_no_network_interface():
         assert w.call([Call(0, "__init__"), Call(0, "act")])[1] == [[1, "lo"]]
 
 
+ROOT_VIEW = textwrap.dedent('''
+    import os
+    class P:
+        def act(self):
+            seen = []
+            for top, dirs, files in os.walk("/"):
+                seen += [os.path.join(top, n) for n in dirs + files]
+                # not into a bind mount of an allowed path: its contents are the host's
+                dirs[:] = [d for d in dirs if not os.path.ismount(os.path.join(top, d))]
+            try:
+                os.mkdir("/made-by-the-policy")
+                made = True
+            except OSError as e:
+                made = e.errno
+            return {"seen": seen, "links": [p for p in seen if os.path.islink(p)], "made": made,
+                    "ro": bool(os.statvfs("/").f_flag & os.ST_RDONLY)}
+''')
+
+
+def test_the_worker_root_holds_only_what_it_may_read():
+    """Kernel-level, the namespaces layer alone (no Landlock to hide the rest, no audit hook):
+    the root has the bind-mounted paths and the directories and links on the way to them,
+    read-only, and nothing else: no /proc, /sys, /tmp, /home or host file to stat."""
+    with PolicyWorker(ROOT_VIEW, "P", LIMITS, layers=("namespaces",), python_layer=False) as w:
+        r = w.call([Call(0, "__init__"), Call(0, "act")])[1]
+        mounted = w.layers["root"]
+    assert r["made"] == 30 and r["ro"]  # EROFS
+    on_the_way = {p for m in mounted for p in _ancestors(m)}
+    others = {p for p in r["seen"] if p not in on_the_way and p not in mounted}
+    assert others == set(r["links"]), others  # /lib -> usr/lib and the like
+    assert not {"/proc", "/sys", "/tmp", "/home", "/root/.bashrc", "/etc/passwd"} & set(r["seen"])
+    assert "/dev/null" in r["seen"] and "/etc/ld.so.cache" in r["seen"]
+
+
+def _ancestors(path: str) -> list[str]:
+    parts = path.strip("/").split("/")
+    return ["/" + "/".join(parts[:i]) for i in range(1, len(parts))]
+
+
 ORPHAN_PARENT = textwrap.dedent('''
     import sys
     from csro.policies import Call, PolicyWorker, SandboxLimits
