@@ -99,6 +99,7 @@ def test_argument_conditions_kill_what_they_leave_out():
         "mmap anonymous executable": ([n("mmap"), [0, 4096, prot_rx, anon, MASK64, 0]], True),
         "mmap anonymous read-write": ([n("mmap"), [0, 4096, 3, anon, MASK64, 0]], False),
         "mmap of a file, executable": ([n("mmap"), [0, 4096, prot_rx, 2, 0, 0]], False),
+        "mmap of a file, writable and executable": ([n("mmap"), [0, 4096, 7, 2, 0, 0]], True),
         "mprotect to executable": ([n("mprotect"), [0, 0, 4]], True),
         "mprotect to read-only": ([n("mprotect"), [0, 0, 1]], False),
         "openat for writing": ([n("openat"), [at_fdcwd, 0, 1]], True),

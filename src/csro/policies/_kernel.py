@@ -136,7 +136,7 @@ def own_root(paths):
     """Enter a root holding only ``paths`` (directories and files, absolute; symbolic links on
     the way to each are recreated, the real path is bind-mounted read-only) and detach the
     host's. The new root is a read-only tmpfs mounted over the working directory. Returns
-    the real paths mounted, in order."""
+    the real paths mounted, in order (``/`` itself is never one of them)."""
     _check(_libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "mount --make-rprivate /")
     new = os.getcwd()
     _check(_libc.mount(b"tmpfs", new.encode(), b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
@@ -144,8 +144,9 @@ def own_root(paths):
     mounted = []
     for p in paths:
         real = _mirror_links(new, p)
-        if real in mounted or not os.path.exists(real):
-            continue
+        if real == "/" or not os.path.exists(real) or any(
+                (real + "/").startswith(m + "/") for m in mounted):
+            continue  # never the host's root; a path inside one mounted already is there
         target = new + real
         if os.path.isdir(real):
             os.makedirs(target, 0o755, exist_ok=True)
