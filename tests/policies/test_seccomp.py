@@ -8,11 +8,12 @@ import json
 import os
 import subprocess
 import sys
+import types
 
 import pytest
 
 from csro.errors import SandboxError
-from csro.policies import _layers
+from csro.policies import PolicyWorker, SandboxLimits, _layers
 
 sc = pytest.importorskip("pyseccomp")
 PROBE = os.path.join(os.path.dirname(__file__), "seccomp_probe.py")
@@ -64,9 +65,23 @@ def test_every_family_has_a_reason_and_every_name_exists_on_its_architectures():
     assert not never & set(_layers.allowed_calls(ARCH)), never & set(_layers.allowed_calls(ARCH))
 
 
-def test_an_architecture_without_a_reviewed_list_fails_closed():
+def test_an_architecture_without_a_reviewed_list_fails_closed(monkeypatch):
+    """No guessing: elsewhere the seccomp layer is missing, and a worker does not start
+    unless the user gave that layer up by name."""
     with pytest.raises(SandboxError, match="no reviewed system-call allow-list for the riscv64"):
         _layers.allowed_calls("riscv64")
+    real = os.uname()
+    monkeypatch.setattr(os, "uname", lambda: types.SimpleNamespace(
+        **{k: getattr(real, k) for k in ("sysname", "nodename", "release", "version")},
+        machine="riscv64"))
+    monkeypatch.delenv("CSRO_SANDBOX_ALLOW_MISSING", raising=False)
+    _layers.seccomp_program.cache_clear()
+    try:
+        with pytest.raises(SandboxError, match="seccomp layer cannot be applied.*riscv64"):
+            with PolicyWorker("class P:\n    pass\n", "P", SandboxLimits(memory_mb=256)) as w:
+                w.start()
+    finally:
+        _layers.seccomp_program.cache_clear()
 
 
 @pytest.mark.skipif(ARCH not in ("x86_64", "aarch64"), reason="no reviewed list here")
