@@ -15,15 +15,17 @@ Before it reads the policy source, the worker, in this order (``_setup``):
    stays behind as the *keeper*, holding no channel, and exits as the policy's process does;
 3. enters a root of its own (``_kernel.own_root``): the Python path, the loader's library
    directories, /dev/null, /dev/urandom and /etc/ld.so.cache bind-mounted read-only into
-   a fresh tmpfs, the host's root detached, no /proc; then opens the same paths for
+   a fresh tmpfs, the host's root detached, no /proc, $HOME set to that root (``~`` is then
+   no user-database lookup, which the seccomp filter would kill); then opens the same paths for
    Landlock's rules (without a root of its own, when the namespaces layer is allowed to be
    missing, imports go through these fds as ``/proc/self/fd/N``: a dropped uid may not
    traverse the Python path);
 4. as root, drops to a uid/gid of its own (2e9 + the keeper's pid); otherwise gives up the
    capabilities its user namespace gave it; sets RLIMIT_NPROC 0;
 5. replaces the few process/file primitives that raise no audit event by stubs that do;
-6. restricts itself with Landlock, closes every fd of the host's tree, and loads the
-   parent's seccomp program (no_new_privs; an allow-list, ``seccomp_allow.toml``);
+6. restricts itself with Landlock, closes the fds of step 3 (all of them, with a root of
+   its own), and loads the parent's seccomp program (no_new_privs; an allow-list,
+   ``seccomp_allow.toml``);
 7. routes the ``random`` module (and NumPy's global generator, once imported) to per-instance
    streams (``_streams``), so that a match's result depends on its seed alone;
 8. installs an audit hook that refuses and records forbidden operations; a refused operation
