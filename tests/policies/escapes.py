@@ -379,8 +379,14 @@ def verdict(outcome: dict) -> list[str]:
     (Every attempt here lets the denial propagate, so each must be a recorded forfeit: a
     FORBIDDEN one, or a path absent from the worker's own root: with the Python layer off,
     where the hook would have refused it, and for the host's metadata, whose reads (stat,
-    readlink) raise no audit event: the sandbox cannot tell them from a policy's own typo.)"""
+    readlink) raise no audit event: the sandbox cannot tell them from a policy's own typo.
+    A system call by raw number with the Python layer off must be the filter's kill.)"""
     wrong = list(outcome["problems"])
+    if outcome["kind"] == "syscalls" and not outcome["python_layer"]:  # the filter's to stop
+        if not outcome["detail"].startswith("the seccomp layer stopped a forbidden system call"):
+            wrong.append(f"not killed by the seccomp filter: {outcome['reason']}: "
+                         f"{outcome['detail']}")
+        return wrong
     ok = outcome["reason"] == Reason.FORBIDDEN.value or (
         (not outcome["python_layer"] or outcome["kind"] == "meta-read")
         and outcome["reason"] == Reason.EXCEPTION.value
