@@ -269,12 +269,12 @@ def test_hook_mode_runs_policies():
 def test_worker_environment_limits_and_identity(monkeypatch):
     monkeypatch.setenv("CSRO_TEST_SECRET", "sk-do-not-leak-1234")
     src = textwrap.dedent('''
-        import os, resource
+        import os, resource, time
         class P:
             def act(self):
                 R = resource
                 return {"env": dict(os.environ), "cwd": os.getcwd(), "uid": os.getuid(),
-                        "host": os.uname().nodename,
+                        "host": os.uname().nodename, "boot": time.clock_gettime(time.CLOCK_BOOTTIME),
                         "as": R.getrlimit(R.RLIMIT_AS)[0], "cpu": R.getrlimit(R.RLIMIT_CPU)[0],
                         "fsize": R.getrlimit(R.RLIMIT_FSIZE)[0],
                         "core": R.getrlimit(R.RLIMIT_CORE)[0],
@@ -288,6 +288,9 @@ def test_worker_environment_limits_and_identity(monkeypatch):
         assert r["env"]["HOME"] == "/"  # the root of its own
         assert r["cwd"] == "/" and os.listdir(w.workdir) == []  # the root of its own
         assert r["host"] == "sandbox"  # the UTS namespace's name, not the host's
+        host_boot = time.clock_gettime(time.CLOCK_BOOTTIME)
+        if "time" in w.layers["namespaces"]:  # its clocks start near 0: not the host's uptime
+            assert r["boot"] < 30 and (host_boot < 60 or r["boot"] < host_boot - 30)
         assert r["as"] == 512 * 2 ** 20 and r["cpu"] == 20
         assert r["fsize"] == 0 and r["core"] == 0 and r["nproc"] == 0
         if os.geteuid() == 0:

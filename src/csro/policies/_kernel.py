@@ -3,8 +3,9 @@
 Standalone like ``_worker.py`` (the standard library and ctypes only; nothing from csro), and
 run by the worker as its own first steps, while every line it executes is still ours:
 
-``enter_namespaces``  new user (when not root), network, mount, pid, IPC, UTS and cgroup
-                      namespaces; a fork so that the policy is pid 1 of its pid namespace
+``enter_namespaces``  new user (when not root), network, mount, pid, IPC, UTS, cgroup and time
+                      namespaces (a host name and boot and monotonic clocks of its own, not
+                      the host's); a fork so that the policy is pid 1 of its pid namespace
                       while the *keeper* (the process the parent started) waits for it and
                       passes its exit status or signal on unchanged;
 ``own_root``          in the mount namespace: every mount made private (nothing propagates to
@@ -31,6 +32,7 @@ decides whether that may be skipped (only when the user opted in by name).
 import ctypes
 import os
 import signal
+import time
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
@@ -39,6 +41,7 @@ _libc.mount.argtypes = (ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctype
 
 CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC = 0x20000, 0x2000000, 0x4000000, 0x8000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
+CLONE_NEWTIME = 0x80
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 0x4000, 0x40000
 MS_REMOUNT, MS_BIND, MS_NOATIME, MS_NODIRATIME = 0x20, 0x1000, 0x400, 0x800
 MS_RELATIME, MS_STRICTATIME = 0x200000, 0x1000000
@@ -100,12 +103,29 @@ def enter_namespaces(root):
     _check(_libc.sethostname(b"sandbox", ctypes.c_size_t(7)), "sethostname")  # not the host's
     if _libc.unshare(CLONE_NEWCGROUP) == 0:  # not every kernel or container gives this one
         names.append("cgroup")
+    if _libc.unshare(CLONE_NEWTIME) == 0 and _clocks_from_zero():  # nor this one (Linux 5.6)
+        names.append("time")
     keeper = os.getpid()
     child = os.fork()
     if child:
         _keep(child)
     prctl_pdeathsig()
     return names, keeper
+
+
+def _clocks_from_zero():
+    """Offsets for the time namespace the child will enter, so that its monotonic and boot
+    clocks start near zero rather than telling the host's uptime. Only before the first
+    process enters it; False where the kernel refuses."""
+    offsets = "".join("%s %d 0\n" % (name, 1 - int(time.clock_gettime(clock)))
+                      for name, clock in (("monotonic", time.CLOCK_MONOTONIC),
+                                          ("boottime", time.CLOCK_BOOTTIME)))
+    try:
+        with open("/proc/self/timens_offsets", "w") as f:
+            f.write(offsets)
+    except OSError:
+        return False
+    return True
 
 
 def _keep(child):
