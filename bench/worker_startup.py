@@ -4,7 +4,7 @@ Measured side by side in this run, alternating, ``--n`` times each:
 
 - reference: ``python -P -s -c pass`` started and reaped (what any worker process pays);
 - csro: ``PolicyWorker(...).start()`` (every kernel layer: namespaces and the fork into the
-  pid namespace, the hidden paths, Landlock, seccomp) plus one batched call and ``close()``.
+  pid namespace, the root of its own, Landlock, seccomp) plus one batched call and ``close()``.
 
 Prints the median milliseconds of each and their ratio (csro / reference: the sandbox's cost
 in interpreter start-ups). Usage: python bench/worker_startup.py [--n 30] [--layers none]

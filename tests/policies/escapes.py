@@ -46,6 +46,12 @@ SOCKETS = ("import stat\nsocks = []\nfor fd in range(3, 1024):\n    try:\n"
 CFG_REC = ("f = sys._getframe()\nwhile f is not None:\n    if 'cfg' in f.f_locals:\n"
            "        rec = f.f_locals['cfg']['rec']\n    f = f.f_back\n")
 
+# struct xattr_args {value, size, flags} for the *xattrat calls, over an 8-byte buffer "pwned..."
+XATTR_ARGS = ("buf = ctypes.create_string_buffer(b'x' * 8)\n"
+              "args = (ctypes.c_uint64 * 2)(ctypes.addressof(buf), 8)\n")
+# Kinds whose attempts return what they read: one that returns at all got out.
+READS = ("meta-read", "syscalls")
+
 # (name, kind, body). Names in CAPITALS are filled in by the runner.
 ATTEMPTS = [
     # -- reading what the policy was not given
@@ -56,8 +62,8 @@ ATTEMPTS = [
     ("read_key_ctypes", "read", LIBC + "fd = ok(libc.open(KEY.encode(), 0))\nbuf = ctypes.create_string_buffer(200)\n"
      "ok(libc.read(fd, buf, 200))\nreturn buf.value.decode()"),
     ("read_world_readable", "read", "return open('/etc/passwd').read()"),
-    ("read_via_the_python_path_fd", "read", "p = [x for x in sys.path if x.startswith('/proc/self/fd/')][0]\n"
-     "return open(p + '/../../../../../../../etc/passwd').read()"),
+    ("read_via_the_python_path", "read", "p = [x for x in sys.path if os.path.isdir(x)][-1]\n"
+     "return open(p + '/../../../../../../../../etc/passwd').read()"),
     ("read_after_chdir_to_the_python_path", "read", "os.chdir(sys.path[0])\n"
      "return open('../../../../../../../etc/passwd').read()"),
     ("list_home", "read", "return os.listdir(HOME)"),
@@ -157,12 +163,74 @@ ATTEMPTS = [
      "signal.signal(signal.SIGALRM, swap)\nsignal.setitimer(signal.ITIMER_REAL, 0.0001, 0.0001)\n"
      "for _ in range(2000):\n    refuse()\nsignal.setitimer(signal.ITIMER_REAL, 0)\n"
      "for fd in socks:\n    os.dup2(saved[fd], fd)\nreturn 'rock'"),
+    # -- metadata of the host: each returns what it read (a contained attempt raises)
+    ("stat_host_key", "meta-read", "return os.stat(KEY).st_size"),
+    ("stat_host_file", "meta-read", "return [os.stat(VICTIM).st_ino, os.stat(WW).st_mtime]"),
+    ("lstat_host_dir", "meta-read", "return os.lstat(HOMEDIR).st_ino"),
+    ("stat_via_proc_self_root", "meta-read", "return os.stat('/proc/self/root' + KEY).st_size"),
+    ("statx_ctypes", "meta-read", LIBC + "buf = ctypes.create_string_buffer(256)\n"
+     "ok(libc.syscall(332, -100, KEY.encode(), 0, 0x7ff, buf))\nreturn buf.raw[:64].hex()"),
+    ("readlink_host_link", "meta-read", "return os.readlink(LINK)"),
+    ("getxattr_host_file", "meta-read", "return os.getxattr(VICTIM, 'user.csro').decode()"),
+    ("listxattr_host_file", "meta-read", "return os.listxattr(VICTIM)"),
+    ("getxattr_ctypes", "meta-read", LIBC + "buf = ctypes.create_string_buffer(64)\n"
+     "n = ok(libc.getxattr(VICTIM.encode(), b'user.csro', buf, 64))\nreturn buf.raw[:n].decode()"),
+    ("read_mount_table", "meta-read", "return open('/proc/self/mounts').read()"),
+    ("read_mountinfo", "meta-read", "return open('/proc/self/mountinfo', 'rb').read().decode()"),
+    ("read_proc_1", "meta-read", "return open('/proc/1/cmdline', 'rb').read().decode()"),
+    ("list_proc", "meta-read", "return os.listdir('/proc')"),
+    ("list_sys", "meta-read", "return os.listdir('/sys/class/net')"),
+    # -- metadata of files changed (the World's snapshot has their ctime, mode and xattrs)
+    ("setxattr_victim", "meta-write", "os.setxattr(VICTIM, 'user.pwned', b'x')\nreturn 'rock'"),
+    ("removexattr_victim", "meta-write", "os.removexattr(VICTIM, 'user.csro')\nreturn 'rock'"),
+    ("setxattr_ctypes", "meta-write", LIBC + "ok(libc.setxattr(VICTIM.encode(), b'user.pwned', b'x', 1, 0))\n"
+     "return 'rock'"),
+    ("lsetxattr_ctypes_python_file", "meta-write", LIBC + "ok(libc.lsetxattr(os.__file__.encode(), "
+     "b'user.pwned', b'x', 1, 0))\nreturn 'rock'"),
+    ("setflags_ioctl_victim", "meta-write", "import fcntl, struct\nfd = os.open(VICTIM, os.O_RDONLY)\n"
+     "fcntl.ioctl(fd, 0x40086602, struct.pack('l', 0x40))  # FS_IOC_SETFLAGS: nodump\nreturn 'rock'"),
+    ("setflags_ioctl_python_file", "meta-write", "import fcntl, struct\n"
+     "fd = os.open(os.__file__, os.O_RDONLY)\nfcntl.ioctl(fd, 0x40086602, struct.pack('l', 0x40))\n"
+     "return 'rock'"),
+    ("chown_victim", "meta-write", "os.chown(VICTIM, os.getuid(), 0)\nreturn 'rock'"),
+    ("chmod_python_file", "meta-write", "os.chmod(os.__file__, 0o777)\nreturn 'rock'"),
+    ("utimensat_ctypes", "meta-write", LIBC + "ok(libc.utimensat(-100, VICTIM.encode(), None, 0))\nreturn 'rock'"),
+    # -- system calls newer than the filter library's table, numbers no kernel has yet, and
+    #    the 32-bit entry points (x86_64 numbers): each returns what it got
+    ("getxattrat_raw", "syscalls", LIBC + XATTR_ARGS + "ok(libc.syscall(464, -100, VICTIM.encode(), 0, "
+     "b'user.csro', args, 16))\nreturn buf.raw[:8].decode()"),
+    ("setxattrat_raw", "syscalls", LIBC + XATTR_ARGS + "ok(libc.syscall(463, -100, VICTIM.encode(), 0, "
+     "b'user.pwned', args, 16))\nreturn 'set'"),
+    ("listxattrat_raw", "syscalls", LIBC + "buf = ctypes.create_string_buffer(64)\n"
+     "n = ok(libc.syscall(465, -100, VICTIM.encode(), 0, buf, 64))\nreturn buf.raw[:n].decode()"),
+    ("removexattrat_raw", "syscalls", LIBC + "ok(libc.syscall(466, -100, VICTIM.encode(), 0, b'user.csro'))\n"
+     "return 'removed'"),
+    ("file_getattr_raw", "syscalls", LIBC + "a = ctypes.create_string_buffer(24)\n"
+     "ok(libc.syscall(468, -100, VICTIM.encode(), a, 24, 0))\nreturn a.raw.hex()"),
+    ("file_setattr_raw", "syscalls", LIBC + "a = (ctypes.c_uint64 * 3)(0x80, 0, 0)  # FS_XFLAG_NODUMP\n"
+     "ok(libc.syscall(469, -100, VICTIM.encode(), a, 24, 0))\nreturn 'set'"),
+    ("open_tree_attr_raw", "syscalls", LIBC + "return ok(libc.syscall(467, -100, b'/', 1, None, 0))"),
+    ("listmount_raw", "syscalls", LIBC + "req = (ctypes.c_uint64 * 3)(24, (1 << 64) - 1, 0)\n"
+     "ids = (ctypes.c_uint64 * 64)()\nreturn ok(libc.syscall(458, req, ids, 64, 0))"),
+    ("lsm_list_modules_raw", "syscalls", LIBC + "ids = (ctypes.c_uint64 * 16)()\n"
+     "size = ctypes.c_uint32(128)\nreturn ok(libc.syscall(461, ids, ctypes.byref(size), 0))"),
+    ("mseal_raw", "syscalls", LIBC + "buf = ctypes.create_string_buffer(8192)\n"
+     "page = (ctypes.addressof(buf) + 4095) & ~4095\nreturn ok(libc.syscall(462, page, 4096, 0))"),
+    ("beyond_the_table_raw", "syscalls", LIBC + "return [libc.syscall(nr, 0, 0, 0, 0, 0, 0) "
+     "for nr in range(470, 1001)][-1]"),
+    ("x32_getpid_raw", "syscalls", LIBC + "return ok(libc.syscall(0x40000000 | 39))"),
+    ("int80_machine_code", "syscalls", "import mmap, ctypes\n"
+     "m = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)\n"
+     "m.write(bytes([0xb8, 20, 0, 0, 0, 0xcd, 0x80, 0xc3]))  # mov eax, 20 (i386 getpid); int 0x80; ret\n"
+     "return ctypes.CFUNCTYPE(ctypes.c_long)(ctypes.addressof(ctypes.c_char.from_buffer(m)))()"),
 ]
 
 # System-call numbers and machine code above are x86-64's: elsewhere those attempts would test
 # other calls (or crash), so they are left out there.
 if os.uname().machine != "x86_64":
-    ATTEMPTS = [a for a in ATTEMPTS if "libc.syscall(" not in a[2] and "0x0f, 0x05" not in a[2]]
+    ATTEMPTS = [a for a in ATTEMPTS if "libc.syscall(" not in a[2] and "0x0f, 0x05" not in a[2]
+                and "0xcd, 0x80" not in a[2]]
+KINDS = {name: kind for name, kind, _ in ATTEMPTS}
 
 
 class World:
@@ -180,6 +248,9 @@ class World:
         self._write(self.key, SECRET, 0o600)
         self.victim = os.path.join(self.ww, "victim.txt")
         self._write(self.victim, "still here", 0o666)
+        os.setxattr(self.victim, "user.csro", b"keep")  # ext4 and tmpfs both keep user xattrs
+        self.link = os.path.join(self.ww, "link")
+        os.symlink(self.key, self.link)
         self.site = os.path.join(self.homedir, "venv", "lib", "python3.11", "site-packages")
         os.makedirs(self.site)
         self.proc = subprocess.Popen(["sleep", "600"], start_new_session=True)
@@ -217,24 +288,30 @@ class World:
 
     def names(self) -> dict:
         return {"KEY": self.key, "HOME": self.home, "HOMEDIR": self.homedir, "WW": self.ww,
-                "VICTIM": self.victim, "SITE": self.site, "MARK": self.mark, "PORT": self.port,
+                "VICTIM": self.victim, "LINK": self.link, "SITE": self.site, "MARK": self.mark, "PORT": self.port,
                 "USOCK_WW": self.usock_ww, "USOCK_HOME": self.usock_home, "ABSTRACT": self.mark,
                 "VICTIM_PID": self.proc.pid, "PPID": os.getpid()}
 
     def _snapshot(self) -> dict:
+        def meta(p):  # ctime moves with every change of metadata (xattrs, flags, owner)
+            st = os.lstat(p)
+            xattrs = {} if os.path.islink(p) else {n: os.getxattr(p, n) for n in os.listxattr(p)}
+            return (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino,
+                    st.st_uid, st.st_gid, sorted(xattrs.items()))
+
         def tree(d):
             out = {}
             for root, dirs, files in os.walk(d):
                 for n in dirs + files:
                     p = os.path.join(root, n)
-                    st = os.lstat(p)
-                    out[p] = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino)
+                    out[p] = meta(p)
             return out
         bashrc = os.path.join(self.home, ".bashrc")
         return {"ww": tree(self.ww), "homedir": tree(self.homedir), "home": sorted(os.listdir(self.home)),
                 "shm": sorted(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else [],
                 "bashrc": open(bashrc).read() if os.path.exists(bashrc) else None,
-                "victim": open(self.victim).read(), "key": open(self.key).read()}
+                "victim": open(self.victim).read(), "key": open(self.key).read(),
+                "python": meta(os.__file__)}
 
     def problems(self) -> list[str]:
         """Every trace an attempt left: changed files, a dead victim, an accepted connection.
@@ -297,7 +374,9 @@ def attempt(world: World, name: str, body: str, python_layer: bool,
     if world.mark in shown and name == "list_home":
         problems.append("$HOME was listed")
     forfeit = isinstance(result, Forfeit)
-    return {"name": name, "python_layer": python_layer, "problems": problems,
+    if KINDS.get(name) in READS and not forfeit:
+        problems.append(f"it read what it asked for: {result!r}"[:300])
+    return {"name": name, "kind": KINDS.get(name), "python_layer": python_layer, "problems": problems,
             "reason": result.reason.value if forfeit else None,
             "detail": result.detail[-300:] if forfeit else repr(result)[:300]}
 
@@ -314,7 +393,8 @@ def run(python_layers=(True, False), only=None) -> list[dict]:
 # The rows of docs/sandbox.md's tables: one attempt of each kind that matters to a reader.
 TABLE_ROWS = ("read_key_open", "read_world_readable", "read_parent_environ",
               "create_in_world_writable", "bashrc_symlink", "unix_socket_in_tmp", "tcp_loopback",
-              "abstract_unix_socket", "execve_ctypes", "kill_victim")
+              "abstract_unix_socket", "execve_ctypes", "kill_victim", "stat_host_file",
+              "read_mount_table", "setxattr_victim", "getxattrat_raw")
 TABLE_COLUMNS = (("none", ()),) + tuple((name, (name,)) for name in LAYERS) + (("all", LAYERS),)
 
 
@@ -346,10 +426,19 @@ def markdown_table(table: dict[str, dict[str, bool]]) -> str:
 def verdict(outcome: dict) -> list[str]:
     """What is wrong with one outcome: any trace, or an attempt not recorded as a forfeit.
     (Every attempt here lets the denial propagate, so each must be a recorded forfeit: a
-    FORBIDDEN one, or, with the Python layer off, a missing file of the hidden $HOME.)"""
+    FORBIDDEN one, or a path absent from the worker's own root: with the Python layer off,
+    where the hook would have refused it, and for the host's metadata, whose reads (stat,
+    readlink) raise no audit event: the sandbox cannot tell them from a policy's own typo.
+    A system call by raw number with the Python layer off must be the filter's kill.)"""
     wrong = list(outcome["problems"])
+    if outcome["kind"] == "syscalls" and not outcome["python_layer"]:  # the filter's to stop
+        if not outcome["detail"].startswith("the seccomp layer stopped a forbidden system call"):
+            wrong.append(f"not killed by the seccomp filter: {outcome['reason']}: "
+                         f"{outcome['detail']}")
+        return wrong
     ok = outcome["reason"] == Reason.FORBIDDEN.value or (
-        not outcome["python_layer"] and outcome["reason"] == Reason.EXCEPTION.value
+        (not outcome["python_layer"] or outcome["kind"] == "meta-read")
+        and outcome["reason"] == Reason.EXCEPTION.value
         and "No such file or directory" in outcome["detail"])
     if not ok:
         wrong.append(f"not recorded as a forfeit of the sandbox: {outcome['reason']}: "

@@ -250,7 +250,8 @@ def test_every_kernel_layer_is_applied_here():
     layers = check_layers()
     assert layers["missing"] == {}
     assert {"network", "mount", "pid", "ipc"} <= set(layers["namespaces"])
-    assert "/tmp" in layers["hidden"] and "/proc" in layers["hidden"]
+    assert os.path.realpath(os.__file__).rsplit("/", 1)[0] in layers["root"]
+    assert "/dev/null" in layers["root"] and not {"/proc", "/tmp", "/home"} & set(layers["root"])
     assert layers["landlock"]["abi"] >= 6 and layers["landlock"]["tcp"] and \
         layers["landlock"]["scoped"]
     assert layers["seccomp"] is True
@@ -268,11 +269,12 @@ def test_hook_mode_runs_policies():
 def test_worker_environment_limits_and_identity(monkeypatch):
     monkeypatch.setenv("CSRO_TEST_SECRET", "sk-do-not-leak-1234")
     src = textwrap.dedent('''
-        import os, resource
+        import os, resource, time
         class P:
             def act(self):
                 R = resource
                 return {"env": dict(os.environ), "cwd": os.getcwd(), "uid": os.getuid(),
+                        "host": os.uname().nodename, "boot": time.clock_gettime(time.CLOCK_BOOTTIME),
                         "as": R.getrlimit(R.RLIMIT_AS)[0], "cpu": R.getrlimit(R.RLIMIT_CPU)[0],
                         "fsize": R.getrlimit(R.RLIMIT_FSIZE)[0],
                         "core": R.getrlimit(R.RLIMIT_CORE)[0],
@@ -282,8 +284,13 @@ def test_worker_environment_limits_and_identity(monkeypatch):
         r = w.call([Call(0, "__init__"), Call(0, "act")])[1]
         assert "sk-do-not-leak" not in repr(r) and "CSRO_TEST_SECRET" not in r["env"]
         assert set(r["env"]) <= {"PYTHONHASHSEED", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
-                                 "MKL_NUM_THREADS", "LC_ALL"}
-        assert r["cwd"] == w.workdir and os.listdir(w.workdir) == []
+                                 "MKL_NUM_THREADS", "LC_ALL", "HOME"}
+        assert r["env"]["HOME"] == "/"  # the root of its own
+        assert r["cwd"] == "/" and os.listdir(w.workdir) == []  # the root of its own
+        assert r["host"] == "sandbox"  # the UTS namespace's name, not the host's
+        host_boot = time.clock_gettime(time.CLOCK_BOOTTIME)
+        if "time" in w.layers["namespaces"]:  # its clocks start near 0: not the host's uptime
+            assert r["boot"] < 30 and (host_boot < 60 or r["boot"] < host_boot - 30)
         assert r["as"] == 512 * 2 ** 20 and r["cpu"] == 20
         assert r["fsize"] == 0 and r["core"] == 0 and r["nproc"] == 0
         if os.geteuid() == 0:
@@ -315,6 +322,45 @@ def test_netns_worker_sees_no_network_interface():
            "        return [list(x) for x in socket.if_nameindex()]\n")
     with PolicyWorker(src, "P", LIMITS, layers=("namespaces",)) as w:
         assert w.call([Call(0, "__init__"), Call(0, "act")])[1] == [[1, "lo"]]
+
+
+ROOT_VIEW = textwrap.dedent('''
+    import os
+    class P:
+        def act(self):
+            seen = []
+            for top, dirs, files in os.walk("/"):
+                seen += [os.path.join(top, n) for n in dirs + files]
+                # not into a bind mount of an allowed path: its contents are the host's
+                dirs[:] = [d for d in dirs if not os.path.ismount(os.path.join(top, d))]
+            try:
+                os.mkdir("/made-by-the-policy")
+                made = True
+            except OSError as e:
+                made = e.errno
+            return {"seen": seen, "links": [p for p in seen if os.path.islink(p)], "made": made,
+                    "ro": bool(os.statvfs("/").f_flag & os.ST_RDONLY)}
+''')
+
+
+def test_the_worker_root_holds_only_what_it_may_read():
+    """Kernel-level, the namespaces layer alone (no Landlock to hide the rest, no audit hook):
+    the root has the bind-mounted paths and the directories and links on the way to them,
+    read-only, and nothing else: no /proc, /sys, /tmp, /home or host file to stat."""
+    with PolicyWorker(ROOT_VIEW, "P", LIMITS, layers=("namespaces",), python_layer=False) as w:
+        r = w.call([Call(0, "__init__"), Call(0, "act")])[1]
+        mounted = w.layers["root"]
+    assert r["made"] == 30 and r["ro"]  # EROFS
+    on_the_way = {p for m in mounted for p in _ancestors(m)}
+    others = {p for p in r["seen"] if p not in on_the_way and p not in mounted}
+    assert others == set(r["links"]), others  # /lib -> usr/lib and the like
+    assert not {"/proc", "/sys", "/tmp", "/home", "/root/.bashrc", "/etc/passwd"} & set(r["seen"])
+    assert "/dev/null" in r["seen"] and "/etc/ld.so.cache" in r["seen"]
+
+
+def _ancestors(path: str) -> list[str]:
+    parts = path.strip("/").split("/")
+    return ["/" + "/".join(parts[:i]) for i in range(1, len(parts))]
 
 
 ORPHAN_PARENT = textwrap.dedent('''

@@ -3,21 +3,27 @@
 Standalone like ``_worker.py`` (the standard library and ctypes only; nothing from csro), and
 run by the worker as its own first steps, while every line it executes is still ours:
 
-``enter_namespaces``  new user (when not root), network, mount, pid, IPC, UTS and cgroup
-                      namespaces; a fork so that the policy is pid 1 of its pid namespace
+``enter_namespaces``  new user (when not root), network, mount, pid, IPC, UTS, cgroup and time
+                      namespaces (a host name and boot and monotonic clocks of its own, not
+                      the host's); a fork so that the policy is pid 1 of its pid namespace
                       while the *keeper* (the process the parent started) waits for it and
                       passes its exit status or signal on unchanged;
-``hide``              in the mount namespace: every mount made private (nothing propagates to
-                      the host), a fresh ``/proc`` for the pid namespace, and empty read-only
-                      tmpfs over ``/tmp``, ``$HOME`` and the other places users keep files;
+``own_root``          in the mount namespace: every mount made private (nothing propagates to
+                      the host), then a root of the worker's own: a fresh tmpfs holding only
+                      the paths it may read, each bind-mounted read-only at its own path (the
+                      symbolic links met on the way recreated), entered with ``pivot_root``,
+                      the host's root detached; no ``/proc``, ``/sys`` or anything else, so
+                      not even the metadata of the host's files (``stat``, ``readlink``,
+                      extended attributes, the mount table) can be read;
 ``drop_capabilities`` what a user namespace gave (``CAP_SYS_ADMIN`` in it) is given up again;
 ``landlock``          a filesystem allow-list (read only the given directories and files;
                       nothing executed, written, created, removed, renamed, linked or
                       truncated), TCP bind/connect denied, signals and abstract Unix sockets
                       scoped to the sandbox (Landlock, ``Documentation/userspace-api/landlock``);
-``seccomp``           a BPF program built by the parent with libseccomp (``_layers.py``) is
-                      loaded with no_new_privs: denied system calls kill the worker (SIGSYS),
-                      which the parent records as a forfeit of the policy.
+``seccomp``           a BPF program built by the parent with libseccomp from an allow-list
+                      (``_layers.py``, ``seccomp_allow.toml``) is loaded with no_new_privs:
+                      any call outside the list kills the worker (SIGSYS), which the parent
+                      records as a forfeit of the policy.
 
 Each returns what it applied, or raises ``LayerError`` naming what it could not do; the worker
 decides whether that may be skipped (only when the user opted in by name).
@@ -26,6 +32,7 @@ decides whether that may be skipped (only when the user opted in by name).
 import ctypes
 import os
 import signal
+import time
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
@@ -34,11 +41,16 @@ _libc.mount.argtypes = (ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctype
 
 CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC = 0x20000, 0x2000000, 0x4000000, 0x8000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
+CLONE_NEWTIME = 0x80
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 0x4000, 0x40000
+MS_REMOUNT, MS_BIND, MS_NOATIME, MS_NODIRATIME = 0x20, 0x1000, 0x400, 0x800
+MS_RELATIME, MS_STRICTATIME = 0x200000, 0x1000000
+MNT_DETACH = 2
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, PR_CAPBSET_DROP = 1, 38, 22, 24
 PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 SECCOMP_MODE_FILTER = 2
 SYS_CAPSET = {"x86_64": 126, "aarch64": 91}
+SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
 SYS_LANDLOCK = (444, 445, 446)  # create_ruleset, add_rule, restrict_self (same on every arch)
 
 # Landlock access rights by the ABI version that introduced them.
@@ -88,14 +100,32 @@ def enter_namespaces(root):
                            ("/proc/self/gid_map", "0 %d 1" % gid)):
             with open(path, "w") as f:
                 f.write(text)
+    _check(_libc.sethostname(b"sandbox", ctypes.c_size_t(7)), "sethostname")  # not the host's
     if _libc.unshare(CLONE_NEWCGROUP) == 0:  # not every kernel or container gives this one
         names.append("cgroup")
+    if _libc.unshare(CLONE_NEWTIME) == 0 and _clocks_from_zero():  # nor this one (Linux 5.6)
+        names.append("time")
     keeper = os.getpid()
     child = os.fork()
     if child:
         _keep(child)
     prctl_pdeathsig()
     return names, keeper
+
+
+def _clocks_from_zero():
+    """Offsets for the time namespace the child will enter, so that its monotonic and boot
+    clocks start near zero rather than telling the host's uptime. Only before the first
+    process enters it; False where the kernel refuses."""
+    offsets = "".join("%s %d 0\n" % (name, 1 - int(time.clock_gettime(clock)))
+                      for name, clock in (("monotonic", time.CLOCK_MONOTONIC),
+                                          ("boottime", time.CLOCK_BOOTTIME)))
+    try:
+        with open("/proc/self/timens_offsets", "w") as f:
+            f.write(offsets)
+    except OSError:
+        return False
+    return True
 
 
 def _keep(child):
@@ -122,22 +152,85 @@ def _keep(child):
     os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
 
 
-def hide(paths):
-    """Make every mount private, mount a fresh /proc, and lay an empty read-only tmpfs over
-    each of ``paths`` that exists. Returns the paths replaced."""
+def own_root(paths):
+    """Enter a root holding only ``paths`` (directories and files, absolute; symbolic links on
+    the way to each are recreated, the real path is bind-mounted read-only) and detach the
+    host's. The new root is a read-only tmpfs mounted over the working directory. Returns
+    the real paths mounted, in order (``/`` itself is never one of them)."""
     _check(_libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "mount --make-rprivate /")
-    hidden = []  # a /proc of the pid namespace, where the kernel allows one (not in containers
-    # that mask parts of the host's /proc); the host's otherwise, in which we see only ourselves
-    if _libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) == 0:
-        hidden.append("/proc")
+    new = os.getcwd()
+    _check(_libc.mount(b"tmpfs", new.encode(), b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                       b"size=1m,mode=755"), "mount tmpfs on %s" % new)
+    mounted = []
     for p in paths:
-        if not os.path.isdir(p) or os.path.realpath(p) == "/":
-            continue
-        _check(_libc.mount(b"tmpfs", p.encode(), b"tmpfs",
-                           MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, b"size=4k,mode=555"),
-               "mount tmpfs on %s" % p)
-        hidden.append(p)
-    return hidden
+        real = _mirror_links(new, p)
+        if real == "/" or not os.path.exists(real) or any(
+                (real + "/").startswith(m + "/") for m in mounted):
+            continue  # never the host's root; a path inside one mounted already is there
+        target = new + real
+        if os.path.isdir(real):
+            os.makedirs(target, 0o755, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(target), 0o755, exist_ok=True)
+            os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444))
+        _check(_libc.mount(real.encode(), target.encode(), None, MS_BIND, None),
+               "bind-mount %s" % real)
+        _check(_libc.mount(None, target.encode(), None,
+                           MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | _kept_flags(real), None),
+               "remount %s read-only" % real)
+        mounted.append(real)
+    _check(_libc.mount(None, new.encode(), None,
+                       MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, None),
+           "remount the new root read-only")
+    os.chdir(new)
+    nr = SYS_PIVOT_ROOT.get(os.uname().machine)
+    if nr is None:
+        raise LayerError("pivot_root: unknown system call number on %s" % os.uname().machine)
+    _check(_libc.syscall(nr, b".", b"."), "pivot_root")  # the old root now lies on top of
+    _check(_libc.umount2(b".", MNT_DETACH), "detach the host's root")  # the new: detach it
+    os.chdir("/")
+    return mounted
+
+
+def _mirror_links(new, path, depth=0):
+    """Recreate under ``new`` every symbolic link met while resolving ``path`` (``/lib`` ->
+    ``usr/lib``, say, so that the loader's paths resolve as on the host); its real path."""
+    if depth > 40:  # the kernel's own limit on links followed
+        raise LayerError("too many symbolic links on the way to %s" % path)
+    cur = "/"
+    for part in path.strip("/").split("/"):
+        host = os.path.join(cur, part)
+        if os.path.islink(host):
+            inside = new + host
+            if not os.path.lexists(inside):
+                os.makedirs(os.path.dirname(inside), 0o755, exist_ok=True)
+                os.symlink(os.readlink(host), inside)
+            _mirror_links(new, os.path.join(cur, os.readlink(host)), depth + 1)  # its links too
+            host = os.path.realpath(host)
+        cur = host
+    return cur
+
+
+# statvfs flag -> mount flag, for the flags a bind mount in a user namespace must keep
+_KEEP = ((os.ST_NODEV, MS_NODEV), (os.ST_NOEXEC, MS_NOEXEC), (os.ST_NODIRATIME, MS_NODIRATIME))
+
+
+def _kept_flags(path):
+    """The flags of ``path``'s mount that a read-only remount must repeat (a user namespace
+    may not clear them): nodev, noexec and the atime mode. Files other than devices also
+    get nodev and noexec."""
+    st = os.statvfs(path).f_flag
+    flags = 0
+    for st_bit, ms_bit in _KEEP:
+        if st & st_bit:
+            flags |= ms_bit
+    flags |= MS_NOATIME if st & os.ST_NOATIME else MS_RELATIME if st & os.ST_RELATIME \
+        else MS_STRICTATIME
+    if os.path.isfile(path):
+        flags |= MS_NODEV | MS_NOEXEC
+    elif not os.path.isdir(path):  # a device node: keeps what its mount allows, never exec
+        flags |= MS_NOEXEC
+    return flags
 
 
 def drop_capabilities():

@@ -22,7 +22,9 @@ PyPI, and handed to the worker as bytes, so the worker loads a finished program 
 from __future__ import annotations
 
 import os
+import re
 import tempfile
+import tomllib
 from functools import lru_cache
 
 from csro.errors import SandboxError
@@ -32,52 +34,62 @@ ENV_ALLOW_MISSING = "CSRO_SANDBOX_ALLOW_MISSING"
 
 HOLDS = {
     "namespaces": "new user (when not root), network, mount, pid, IPC and UTS namespaces: no "
-                  "network interface but a down loopback, no other process visible, an empty "
-                  "read-only /tmp and no view of $HOME or other users' files",
+                  "network interface but a down loopback, no other process visible, and a root "
+                  "of the worker's own holding only the Python path, the system libraries and "
+                  "/dev/null, /dev/urandom and /etc/ld.so.cache, read-only (no /proc, /sys, "
+                  "/tmp or $HOME: nothing of the host to read, stat or list)",
     "landlock": "a filesystem allow-list: only the Python installation and the policy's allowed "
                 "imports can be read; nothing is executed, written, created, removed, renamed, "
                 "linked or truncated; TCP bind/connect denied; signals and abstract Unix "
                 "sockets scoped to the sandbox",
-    "seccomp": "a system-call filter (no_new_privs): sockets of every family (pathname Unix "
-               "sockets included), exec, fork and threads, ptrace and process_vm_*, signals to "
-               "any process, io_uring, userfaultfd, bpf, perf_event_open, keyctl, namespace and "
-               "mount calls, file creation, removal and metadata changes kill the worker",
+    "seccomp": "a system-call allow-list (no_new_privs): only the calls CPython and numpy need "
+               "after set-up (src/csro/policies/seccomp_allow.toml, with the reason for each "
+               "family); any other call -- sockets, exec, fork and threads, signals, ptrace, "
+               "mounts, namespaces, file creation and metadata changes, extended attributes, "
+               "every call newer than the list, the 32-bit entry points -- kills the worker",
 }
 
-# System calls the filter answers by killing the worker (SIGSYS). Grouped for the docs; a name
-# the running libseccomp or architecture does not know is skipped (it cannot be called here).
-DENIED = {
-    "processes": "execve execveat fork vfork clone clone3 ptrace process_vm_readv "
-                 "process_vm_writev process_madvise kcmp pidfd_open pidfd_getfd "
-                 "pidfd_send_signal kill tkill tgkill rt_sigqueueinfo rt_tgsigqueueinfo",
-    "sockets and IPC": "socket socketpair shmget shmat shmctl msgget msgsnd msgrcv msgctl semget "
-                       "semop semctl semtimedop mq_open mq_unlink mq_timedsend mq_timedreceive "
-                       "mq_notify mq_getsetattr",
-    "files": "mknod mknodat link linkat symlink symlinkat unlink unlinkat rename renameat "
-             "renameat2 rmdir mkdir mkdirat truncate ftruncate chmod fchmod fchmodat fchmodat2 "
-             "chown fchown lchown fchownat utime utimes utimensat futimesat setxattr lsetxattr "
-             "fsetxattr removexattr lremovexattr fremovexattr open_by_handle_at "
-             "name_to_handle_at fanotify_init",
-    "kernel": "io_uring_setup io_uring_enter io_uring_register userfaultfd bpf perf_event_open "
-              "keyctl add_key request_key unshare setns mount umount2 pivot_root chroot "
-              "mount_setattr open_tree move_mount fsopen fsconfig fsmount fspick kexec_load "
-              "kexec_file_load init_module finit_module delete_module reboot swapon swapoff acct "
-              "quotactl quotactl_fd syslog vhangup iopl ioperm sethostname setdomainname "
-              "settimeofday clock_settime clock_adjtime adjtimex uselib personality",
-}
-
-# Where users keep files: each is hidden behind an empty read-only tmpfs in the worker's mount
-# namespace (the Python installation stays reachable through directory fds opened before).
-_HIDE = ("/tmp", "/var/tmp", "/dev/shm", "/run", "/home", "/root", "/mnt", "/media", "/srv")
+ALLOW_LIST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "seccomp_allow.toml")
+_CONDITION = re.compile(r"arg([0-5]) (?:& (0x[0-9a-fA-F]+|[0-9]+) )?(==|!=) (0x[0-9a-fA-F]+|[0-9]+)$")
 
 
-def hidden_paths() -> list[str]:
-    """The directories hidden in the worker's mount namespace: the usual ones and $HOME."""
-    paths = list(_HIDE)
-    home = os.path.expanduser("~")
-    if home not in paths and home != "/":
-        paths.append(home)
-    return paths
+@lru_cache(maxsize=1)
+def allow_list() -> dict:
+    """The reviewed allow-list (``seccomp_allow.toml``): ``reviewed`` architectures and the
+    families, each with its reason."""
+    with open(ALLOW_LIST, "rb") as f:
+        return tomllib.load(f)
+
+
+def allowed_calls(arch: str) -> dict[str, list[list[tuple[int, str, int, int]]]]:
+    """The calls the worker may make on ``arch``: name -> its alternatives, each a list of
+    conditions (argument, "==" | "!=" | "&==", mask or value, value); [] = unconditional.
+    Raises SandboxError for an architecture nobody reviewed (fail closed)."""
+    data = allow_list()
+    if arch not in data["reviewed"]:
+        raise SandboxError(f"no reviewed system-call allow-list for the {arch} architecture "
+                           f"({os.path.basename(ALLOW_LIST)} covers "
+                           f"{', '.join(data['reviewed'])}); the filter would have to guess")
+    calls: dict[str, list] = {}
+    for family in data["family"]:
+        for name in family["calls"] + family.get(arch, []):
+            calls[name] = []
+        for name, alternatives in family.get("when", {}).items():
+            calls[name] = [[_condition(c) for c in alt.split(" and ")] for alt in alternatives]
+    return calls
+
+
+def _condition(text: str) -> tuple[int, str, int, int]:
+    m = _CONDITION.match(text.strip())
+    if m is None:
+        raise SandboxError(f"{os.path.basename(ALLOW_LIST)}: cannot read the condition {text!r}")
+    arg, mask, op, value = m.groups()
+    if mask is not None:
+        if op != "==":
+            raise SandboxError(f"{os.path.basename(ALLOW_LIST)}: only 'argN & MASK == V' "
+                               f"is supported, not {text!r}")
+        return int(arg), "&==", int(mask, 0), int(value, 0)
+    return int(arg), op, int(value, 0), 0
 
 
 def allow_missing(configured: tuple[str, ...] | frozenset[str] = ()) -> frozenset[str]:
@@ -106,14 +118,26 @@ def describe(layers: dict) -> dict[str, str]:
     run's record): applied, and with what, or missing, and why."""
     missing = layers.get("missing", {})
     ll = layers.get("landlock") or {}
+    arch = os.uname().machine
+    try:
+        calls = allowed_calls(arch)
+        allowed = (f"allow-list for {arch}: {len(calls)} system calls "
+                   f"({sum(1 for c in calls.values() if c)} with argument conditions), any "
+                   f"other kills the worker")
+    except SandboxError as e:
+        allowed = str(e)
+    if "root" not in layers:  # recorded before the worker had a root of its own
+        allowed = "a deny-list of named calls (recorded before the allow-list)"
     return {
         "namespaces": f"missing: {missing['namespaces']}" if "namespaces" in missing else
-        f"{', '.join(layers.get('namespaces', []))}; hidden: {', '.join(layers.get('hidden', []))}",
+        ", ".join(layers.get("namespaces", [])),
+        "root": f"its own, read-only: {', '.join(layers['root'])}; nothing else (no /proc)"
+        if layers.get("root") else "the host's (needs the mount namespace)" if "root" in layers
+        else f"the host's, hidden: {', '.join(layers.get('hidden', []))}",
         "landlock": f"missing: {missing['landlock']}" if "landlock" in missing else
         f"ABI {ll.get('abi')}; files" + (", TCP" if ll.get("tcp") else " (no TCP rules)")
         + (", signal and abstract-socket scopes" if ll.get("scoped") else " (no scopes)"),
-        "seccomp": f"missing: {missing['seccomp']}" if "seccomp" in missing else
-        f"{sum(len(v.split()) for v in DENIED.values())} system calls kill the worker",
+        "seccomp": f"missing: {missing['seccomp']}" if "seccomp" in missing else allowed,
         "uid": {"private": "a uid of its own (started as root)",
                 "mapped": "root of its own user namespace, no capabilities",
                 "caller": "the caller's uid"}.get(layers.get("uid"), str(layers.get("uid"))),
@@ -133,23 +157,27 @@ def explain(layers: dict) -> str:
 
 @lru_cache(maxsize=1)
 def seccomp_program() -> bytes:
-    """The worker's seccomp-bpf program (``struct sock_filter`` array), built once.
+    """The worker's seccomp-bpf program (``struct sock_filter`` array), built once from the
+    allow-list: default action kill the process, other architectures' entry points too.
 
-    Raises SandboxError when libseccomp (Debian's ``libseccomp2``) or its binding is missing.
+    Raises SandboxError when libseccomp (Debian's ``libseccomp2``) or its binding is missing,
+    or when this architecture has no reviewed list.
     """
+    calls = allowed_calls(os.uname().machine)
     try:
         import pyseccomp as sc
     except (ImportError, RuntimeError, OSError) as e:  # the binding raises when the C library is missing
         raise SandboxError(f"libseccomp is not available ({e})") from e
-    f = sc.SyscallFilter(defaction=sc.ALLOW)
+    ops = {"==": sc.EQ, "!=": sc.NE, "&==": sc.MASKED_EQ}
+    f = sc.SyscallFilter(defaction=sc.KILL_PROCESS)
     f.set_attr(sc.Attr.ACT_BADARCH, sc.KILL_PROCESS)  # i386 and x32 entry points too
-    for names in DENIED.values():
-        for name in names.split():
+    for name, alternatives in calls.items():
+        for conditions in alternatives or [[]]:
             try:
-                f.add_rule(sc.KILL_PROCESS, name)
-            except (ValueError, OSError):  # unknown to this libseccomp or architecture
+                f.add_rule(sc.ALLOW, name, *[sc.Arg(arg, ops[op], a, b)
+                                             for arg, op, a, b in conditions])
+            except (ValueError, OSError):  # unknown to this libseccomp: it stays forbidden
                 continue
-    f.add_rule(sc.KILL_PROCESS, "prlimit64", sc.Arg(0, sc.NE, 0))  # limits of other processes
     with tempfile.TemporaryFile() as out:
         f.export_bpf(out)
         out.seek(0)

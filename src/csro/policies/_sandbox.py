@@ -365,7 +365,6 @@ class PolicyWorker:
                "cpu_seconds": max(1, int(self.limits.cpu_seconds)),
                "max_frame": int(self.limits.max_frame_bytes), "seed": self.seed,
                "ppid": os.getpid(), "layers": layers, "python_layer": self.python_layer, "allow_missing": sorted(self.allow_missing),
-               "hide": _layers.hidden_paths(),
                "seccomp": _seccomp_hex(self.allow_missing) if "seccomp" in layers else "",
                "pdeathsig": threading.current_thread() is threading.main_thread()}
         cmd = [sys.executable, "-P", "-s", WORKER, json.dumps(cfg)]

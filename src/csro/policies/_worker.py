@@ -14,13 +14,19 @@ Before it reads the policy source, the worker, in this order (``_setup``):
    file growth (RLIMIT_FSIZE 0), a small fd table;
 2. enters new namespaces and forks into the pid namespace; the process the parent started
    stays behind as the *keeper*, holding no channel, and exits as the policy's process does;
-3. opens the Python path directories (imports go through ``/proc/self/fd/N`` from here on:
-   the mount namespace may hide them, a dropped uid may not traverse them), then hides
-   /tmp, $HOME and the like behind empty read-only tmpfs;
+3. enters a root of its own (``_kernel.own_root``): the Python path, the loader's library
+   directories, /dev/null, /dev/urandom and /etc/ld.so.cache bind-mounted read-only into
+   a fresh tmpfs, the host's root detached, no /proc, $HOME set to that root (``~`` is then
+   no user-database lookup, which the seccomp filter would kill); then opens the same paths for
+   Landlock's rules (without a root of its own, when the namespaces layer is allowed to be
+   missing, imports go through these fds as ``/proc/self/fd/N``: a dropped uid may not
+   traverse the Python path);
 4. as root, drops to a uid/gid of its own (2e9 + the keeper's pid); otherwise gives up the
    capabilities its user namespace gave it; sets RLIMIT_NPROC 0;
 5. replaces the few process/file primitives that raise no audit event by stubs that do;
-6. restricts itself with Landlock and loads the parent's seccomp program (no_new_privs);
+6. restricts itself with Landlock, closes the fds of step 3 (all of them, with a root of
+   its own), and loads the parent's seccomp program (no_new_privs; an allow-list,
+   ``seccomp_allow.toml``);
 7. routes the ``random`` module (and NumPy's global generator, once imported) to per-instance
    streams (``_streams``), so that a match's result depends on its seed alone;
 8. installs an audit hook that refuses and records forbidden operations: before it raises
@@ -128,19 +134,30 @@ def _setup(cfg):
         names, keeper = _layer(cfg, "namespaces", _kernel.enter_namespaces, root) or ([], keeper)
         applied["namespaces"] = names
 
-    # The Python path, kept reachable through directory fds: the mount namespace hides some of
-    # it (a venv under $HOME or /tmp) and a dropped uid may not traverse it; Landlock's rules
-    # are made from the same fds. Imports go through /proc/self/fd/N from now on.
-    dirs = []  # (real path, fd)
-    for p in sys.path:
+    # The worker's own root: the Python path, the system libraries and the few files it
+    # needs, read-only, and nothing else of the host (not even for stat or readlink).
+    entries = [p for p in sys.path if os.path.isdir(p)]  # as on sys.path (links recreated)
+    real = []
+    for p in entries:
         rp = os.path.realpath(p)
-        if os.path.isdir(rp) and rp not in (d for d, _ in dirs):
-            dirs.append((rp, os.open(rp, os.O_RDONLY | os.O_DIRECTORY)))
-    files = [os.open(f, os.O_RDONLY) for f in _READ_FILES if os.path.exists(f)]
-    libs = [os.open(d, os.O_RDONLY | os.O_DIRECTORY) for d in
-            sorted({os.path.realpath(d) for d in _LIB_DIRS if os.path.isdir(d)})]
+        if rp not in real:
+            real.append(rp)
+    lib_dirs = [d for d in _lib_dirs() if os.path.isdir(d)]
+    read_files = [f for f in _READ_FILES if os.path.exists(f)]
+    rooted, applied["root"] = False, []
     if applied.get("namespaces"):
-        applied["hidden"] = _layer(cfg, "namespaces", _kernel.hide, cfg["hide"]) or []
+        mounted = _layer(cfg, "namespaces", _kernel.own_root, entries + lib_dirs + read_files)
+        if mounted is not None:
+            applied["root"], rooted = mounted, True
+            os.environ["HOME"] = "/"  # ~ is the empty root: not a user-database lookup (NSS
+            # would load libraries and make calls the seccomp filter kills; sysconfig does it)
+    # Landlock's rules are made from fds of the same paths (opened inside the new root where
+    # there is one). Without a root of its own, the Python path stays reachable through these
+    # fds (a dropped uid may not traverse it): imports go through /proc/self/fd/N from here on.
+    dirs = [(rp, os.open(rp, os.O_RDONLY | os.O_DIRECTORY)) for rp in real]
+    files = [os.open(f, os.O_RDONLY) for f in read_files]
+    libs = [os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+            for d in sorted({os.path.realpath(d) for d in lib_dirs})]
     if root:  # a uid/gid of its own, so that the kernel keeps it from every other process
         uid = UID_BASE + keeper
         os.setgroups([])
@@ -150,9 +167,10 @@ def _setup(cfg):
             raise RuntimeError("could not drop privileges")
     elif applied.get("namespaces"):  # root of its own user namespace: give that up
         _layer(cfg, "namespaces", _kernel.drop_capabilities)
-    aliases = [(rp, "/proc/self/fd/%d" % fd) for rp, fd in dirs]
-    sys.path[:] = [alias for _, alias in aliases]
-    for mod in list(sys.modules.values()):  # packages imported before: their __path__ too
+    aliases = [] if rooted else [(rp, "/proc/self/fd/%d" % fd) for rp, fd in dirs]
+    if aliases:
+        sys.path[:] = [alias for _, alias in aliases]
+    for mod in list(sys.modules.values()) if aliases else ():  # packages imported before
         path = getattr(mod, "__path__", None)
         if type(path) is list:
             for i, entry in enumerate(path):
@@ -179,14 +197,15 @@ def _setup(cfg):
     if "landlock" in want:
         applied["landlock"] = _layer(cfg, "landlock", _kernel.landlock,
                                      [fd for _, fd in dirs] + libs, files)
-    for fd in libs + files:
-        os.close(fd)
+    for fd in libs + files + ([fd for _, fd in dirs] if rooted else []):
+        os.close(fd)  # nothing of the host's tree stays open
     if "seccomp" in want:
         applied["seccomp"] = _layer(cfg, "seccomp", _kernel.seccomp,
                                     bytes.fromhex(cfg["seccomp"])) is not None
     applied["uid"] = "private" if root else ("mapped" if applied.get("namespaces") else "caller")
     applied["missing"] = cfg.get("missing", {})
-    readable = tuple(d for rp, alias in aliases for d in (rp, alias))
+    readable = tuple(d for rp, alias in aliases for d in (rp, alias)) if aliases else \
+        tuple(entries) + tuple(real)
     readable += ("/dev/null", "/dev/urandom")
     return readable, applied
 
@@ -230,9 +249,14 @@ def _stub(name, audit=sys.audit):
     return forbidden
 
 
-# Read-only for the dynamic loader (C extensions such as numpy's load system libraries), in
-# the Landlock allow-list beside the Python path; the audit hook does not see the loader.
-_LIB_DIRS = ("/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib")
+def _lib_dirs():
+    """Read-only for the dynamic loader (C extensions such as numpy's load system libraries),
+    in the worker's root and the Landlock allow-list beside the Python path; the audit hook
+    does not see the loader. The directories its cache (/etc/ld.so.cache) names."""
+    arch = getattr(sys.implementation, "_multiarch", "") or os.uname().machine + "-linux-gnu"
+    return ("/lib/" + arch, "/usr/lib/" + arch, "/lib64", "/usr/lib64", "/usr/local/lib")
+
+
 _READ_FILES = ("/dev/null", "/dev/urandom", "/etc/ld.so.cache")
 
 # Refused outright (exact event names, then prefixes).
