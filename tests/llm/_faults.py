@@ -3,8 +3,8 @@ Anthropic API, for whole runs against a flaky provider (issue 38).
 
 Its reply to a request depends only on the request (``reply_for(body) -> text``). On the way
 it can fail like a hosted API: a burst of rate limits (with ``Retry-After``) for its first
-``burst_s`` seconds, then the first ``failures_per_request`` attempts of every distinct request
-fail, each with the next fault of ``faults`` in turn (``FAULTS``: error statuses with the API's
+``burst_s`` seconds, then every successful reply is preceded by ``failures_per_reply`` failed
+attempts (of whichever requests come), each with the next fault of ``faults`` in turn (``FAULTS``: error statuses with the API's
 own bodies, an HTML 503, a dropped connection, a truncated body, a 200 without the reply's
 fields, a reply slower than the client's timeout, an empty body); ``gone_after`` successful
 replies it goes down for good (the port refuses connections). It answers at most
@@ -15,7 +15,6 @@ replies it goes down for good (the port refuses connections). It answers at most
 from __future__ import annotations
 
 import collections
-import hashlib
 import http.server
 import json
 import threading
@@ -58,14 +57,14 @@ class FaultServer:
     by name, ``answered`` the successful replies, ``requests`` every request."""
 
     def __init__(self, kind: str, reply_for: Callable[[dict], str], *, port: int = 0, burst_s: float = 0.0,
-                 failures_per_request: int = 0, faults: tuple[str, ...] = FAULTS, slow_s: float = 2.0,
+                 failures_per_reply: int = 0, faults: tuple[str, ...] = FAULTS, slow_s: float = 2.0,
                  gone_after: int | None = None, max_requests: int = 400,
                  always: tuple[int, dict] | None = None):
         self.kind = kind
         self.injected: collections.Counter = collections.Counter()
         self.answered = 0
         self.requests = 0
-        self._attempts: collections.Counter = collections.Counter()  # request digest -> attempts seen
+        self._failed_since_reply = 0
         self._next_fault = 0
         self._started: float | None = None
         self._lock = threading.Lock()
@@ -76,7 +75,7 @@ class FaultServer:
 
             def do_POST(self):
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                action = server._decide(json.loads(raw or b"null"), raw)
+                action = server._decide(json.loads(raw or b"null"))
                 server._act(self, *action)
 
             def log_message(self, *args):
@@ -87,14 +86,14 @@ class FaultServer:
         self.port = self._httpd.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"
         self._reply_for = reply_for
-        self._burst_s, self._per_request, self._faults = burst_s, failures_per_request, faults
+        self._burst_s, self._per_reply, self._faults = burst_s, failures_per_reply, faults
         self._slow_s, self._gone_after, self._max_requests = slow_s, gone_after, max_requests
         self._always = always
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.02,), daemon=True)
         self._down = False
 
     # -- what to do with one request ---------------------------------------------------------
-    def _decide(self, body: dict, raw: bytes) -> tuple[str, object]:
+    def _decide(self, body: dict) -> tuple[str, object]:
         with self._lock:
             self.requests += 1
             now = time.monotonic()
@@ -108,13 +107,13 @@ class FaultServer:
             if now - self._started < self._burst_s:
                 self.injected["burst"] += 1
                 return "rate_limit", None
-            digest = hashlib.sha256(raw).hexdigest()
-            self._attempts[digest] += 1
-            if self._attempts[digest] <= self._per_request:
+            if self._failed_since_reply < self._per_reply:
                 fault = self._faults[self._next_fault % len(self._faults)]
                 self._next_fault += 1
+                self._failed_since_reply += 1
                 self.injected[fault] += 1
                 return fault, body
+            self._failed_since_reply = 0
             self.answered += 1
             if self._gone_after is not None and self.answered >= self._gone_after:
                 self._down = True

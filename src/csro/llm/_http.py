@@ -71,7 +71,8 @@ class HTTPProvider(abc.ABC):
             return self.parse(request, data)
         except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
             raise ProviderError(self.scrub(f"reply without the expected fields ({type(exc).__name__}: {exc}): "
-                                           f"{_excerpt(json.dumps(data))}"), retryable=True) from None
+                                           f"{_excerpt(json.dumps(data))}"), retryable=True,
+                                label="reply without its fields") from None
 
     @abc.abstractmethod
     def build(self, request: LLMRequest) -> tuple[str, dict[str, Any]]:
