@@ -7,7 +7,9 @@
 - the server gone for good mid-run: ``csro run`` stops by itself, exit 4, one line naming the
   provider, what it said and ``csro resume DIR``; with the server back, ``csro resume DIR``
   ends like the run without faults;
-- a refused key stops at once, naming the variable to set, and nothing is recorded for it.
+- a refused key stops at once, naming the variable to set, and nothing is recorded for it;
+- a discovery run (``kind: discover``) stopped by a server gone for good resumes to the search
+  of a run without faults.
 """
 
 from __future__ import annotations
@@ -16,8 +18,11 @@ import hashlib
 import json
 
 import pytest
+import yaml
 
+from csro.store import RunStore
 from run_helpers import POLICIES, csro, small_config, status, write_config
+from tests.discover.test_discover_runs import MISPLACED, QUADRATIC
 from tests.llm._faults import FAULTS, FaultServer
 
 KINDS = ("openai", "gemini", "anthropic")
@@ -123,3 +128,42 @@ def test_a_refused_key_stops_at_once_naming_the_variable(kind, status_code, tmp_
     assert "sk-test-flaky" not in stopped.stderr
     s = status(tmp_path / "run")
     assert s["llm"]["calls"] == 0 and s["stopped_by"] == "provider" and not s["done"]
+
+
+def _discover_config(tmp_path, url: str) -> str:
+    path = tmp_path / "discover.yaml"
+    path.write_text(yaml.safe_dump({
+        "kind": "discover", "target": "cfr", "train_games": "kuhn_2p", "test_games": "kuhn_3p", "budget": 4,
+        "iterations": 40, "evolve": {"diff_ratio": 1.0}, "llm": {"provider": "openai", "base_url": url, **LLM}}))
+    return path
+
+
+def _edit_for(body: dict) -> str:
+    """A SEARCH/REPLACE edit of the CFR+ seed chosen by the request alone: one that applies, one that does not."""
+    digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).digest()
+    return (QUADRATIC, MISPLACED)[digest[0] % 2]
+
+
+def _search(directory) -> dict:
+    with RunStore.open(directory) as store:
+        programs = sorted((p["id"], p["status"], p["source"]) for p in store.programs())
+        return {"final": store.final(), "programs": programs, "calls": len(store.llm_calls())}
+
+
+@pytest.mark.slow
+def test_a_discovery_run_stopped_by_a_server_gone_for_good_resumes_to_the_clean_search(tmp_path):
+    with FaultServer("openai", _edit_for) as server:
+        csro("run", _discover_config(tmp_path, server.url), "--out", tmp_path / "clean")
+    clean = _search(tmp_path / "clean")
+    assert clean["calls"] == 4 and clean["final"] is not None
+    with FaultServer("openai", _edit_for, burst_s=1.0, failures_per_reply=1, gone_after=2) as server:
+        stopped = csro("run", _discover_config(tmp_path, server.url), "--out", tmp_path / "run", check=False)
+    assert stopped.returncode == 4, stopped.stderr
+    assert f"continue with: csro resume {tmp_path / 'run'}" in stopped.stderr.splitlines()[-1]
+    s = status(tmp_path / "run")
+    assert s["kind"] == "discover" and not s["done"] and s["stopped_by"] == "provider" and s["llm"]["retried"] >= 1
+    assert s["llm"]["calls"] == 2 and s["llm"]["errors"] == 0  # no failure was recorded as the model's reply
+    with FaultServer("openai", _edit_for, port=server.port) as back:
+        csro("resume", tmp_path / "run")
+    assert back.answered == 2
+    assert _search(tmp_path / "run") == clean
