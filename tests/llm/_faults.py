@@ -4,12 +4,13 @@ Anthropic API, for whole runs against a flaky provider (issue 38).
 Its reply to a request depends only on the request (``reply_for(body) -> text``). On the way
 it can fail like a hosted API: a burst of rate limits (with ``Retry-After``) for its first
 ``burst_s`` seconds, then every successful reply is preceded by ``failures_per_reply`` failed
-attempts (of whichever requests come), each with the next fault of ``faults`` in turn (``FAULTS``: error statuses with the API's
-own bodies, an HTML 503, a dropped connection, a truncated body, a 200 without the reply's
-fields, a reply slower than the client's timeout, an empty body); ``gone_after`` successful
-replies it goes down for good (the port refuses connections). It answers at most
-``max_requests`` requests (then 400s), so a client that never gives up cannot loop forever.
-``always`` (status, body) answers every request so (a refused key, say).
+attempts (of whichever requests come), each with the next fault of ``faults`` in turn
+(``FAULTS``: error statuses with the API's own bodies, an HTML 503, a dropped connection, a
+truncated body, a 200 without the reply's fields, a reply slower than the client's timeout,
+an empty body); ``gone_after`` successful replies it goes down for good (the port refuses
+connections). It answers at most ``max_requests`` requests (then 400s), so a client that
+never gives up cannot loop forever. ``always`` (status, body) answers every request so (a
+refused key, say).
 """
 
 from __future__ import annotations

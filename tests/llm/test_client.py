@@ -104,7 +104,7 @@ def test_a_stop_in_a_batch_records_the_replies_in_flight_and_sends_no_more():
 
 def test_a_wait_closes_the_gate_for_every_call_of_the_provider():
     time = FakeTime()
-    gate = Gate("p", budget_s=100.0, backoff_s=0.1, sleep=time.sleep, clock=time.now)
+    gate = Gate(provider="p", budget_s=100.0, backoff_s=0.1, sleep=time.sleep, clock=time.now)
     gate.after_failure(ProviderError("busy", retryable=True, status=429, retry_after=5.0), 0, time.now(), 0.0)
     gate.wait()  # any call, not only the one that failed, waits the server's 5 s
     assert 5.0 <= sum(time.sleeps) <= 5.5
@@ -114,7 +114,7 @@ def test_a_wait_closes_the_gate_for_every_call_of_the_provider():
 
 
 def test_a_stop_ends_the_waits_of_the_providers_other_calls():
-    gate = Gate("p", budget_s=100.0, backoff_s=0.0)
+    gate = Gate(provider="p", budget_s=100.0, backoff_s=0.0)
     gate.after_failure(ProviderError("busy", retryable=True, status=429, retry_after=60.0), 0, gate.now(), 0.0)
     waiting = []
 

@@ -77,7 +77,7 @@ class LLMClient:
         self.concurrency = concurrency
         self.timeout_s = timeout_s
         where = getattr(provider, "base_url", None)
-        self.gate = Gate(f"{provider.name} at {where}" if where else provider.name, budget_s=retry_budget_s,
+        self.gate = Gate(provider=f"{provider.name} at {where}" if where else provider.name, budget_s=retry_budget_s,
                          backoff_s=backoff_s, retries=retries, on_wait=on_wait, sleep=sleep, clock=clock)
         self._recorder = recorder
         self._recorded = recorded

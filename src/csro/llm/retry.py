@@ -25,6 +25,7 @@ Only waiting depends on the clock and the jitter; what is sent and recorded does
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import threading
 import time
@@ -38,11 +39,12 @@ SLICE_S = 0.25  # a wait is slept in slices this long, so a stop by another call
 OnWait = Callable[[str, str, float], None]  # (provider, what failed, seconds to the next attempt)
 
 
+@dataclasses.dataclass(kw_only=True)
 class Gate:
     """The waits of one provider's calls (module docstring).
 
-    Args:
-      provider: the provider's name, as the messages say it (``openai (http://...)``).
+    Attributes:
+      provider: the provider as the messages name it (``openai at https://...``).
       budget_s: ``llm.retry_budget_s``.
       backoff_s: ``llm.backoff_s``, the first retry's wait before jitter.
       retries: ``llm.retries``, the most retries of one call (None: as many as the budget allows).
@@ -50,23 +52,21 @@ class Gate:
       sleep, clock: injectable for tests.
     """
 
-    def __init__(self, provider: str, *, budget_s: float, backoff_s: float, retries: int | None = None,
-                 on_wait: OnWait | None = None, sleep: Callable[[float], None] = time.sleep,
-                 clock: Callable[[], float] = time.monotonic):
-        self.provider = provider
-        self.budget_s = budget_s
-        self.backoff_s = backoff_s
-        self.retries = retries
-        self._on_wait = on_wait
-        self._sleep = sleep
-        self._clock = clock
-        self._random = random.Random()  # jitter spreads waits in time only: it changes no result
-        self._open_at = float("-inf")
-        self._stopped: ProviderStopped | None = None
-        self._lock = threading.Lock()
+    provider: str
+    budget_s: float
+    backoff_s: float
+    retries: int | None = None
+    on_wait: OnWait | None = None
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.monotonic
+    # jitter spreads waits in time only: it changes no result
+    _random: random.Random = dataclasses.field(default_factory=random.Random, init=False, repr=False)
+    _open_at: float = dataclasses.field(default=float("-inf"), init=False)
+    _stopped: ProviderStopped | None = dataclasses.field(default=None, init=False)
+    _lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, init=False, repr=False)
 
     def now(self) -> float:
-        return self._clock()
+        return self.clock()
 
     def wait(self) -> float:
         """Block while the gate is closed, and return the seconds waited (0 if it was open);
@@ -76,18 +76,18 @@ class Gate:
             with self._lock:
                 if self._stopped is not None:
                     raise self._stopped
-                now = self._clock()
+                now = self.clock()
                 left = self._open_at - now
             start = now if start is None else start
             if left <= 0:
                 return now - start
-            self._sleep(min(left, SLICE_S))
+            self.sleep(min(left, SLICE_S))
 
     def after_failure(self, error: ProviderError, retries: int, since: float, waited: float) -> None:
         """A call failed with ``error`` after ``retries`` retries, failing since ``since`` (this
         gate's clock) and having waited ``waited`` seconds: close the gate for the wait before
         its next attempt, or stop the run (raises ``ProviderStopped``)."""
-        now = self._clock()
+        now = self.clock()
         said = f"HTTP {error.status}: {error}" if error.status is not None else str(error)
         if not error.retryable:
             self._stop(f"{self.provider} refused the call: {said}", retries, waited)
@@ -101,8 +101,8 @@ class Gate:
                        retries, waited)
         with self._lock:
             self._open_at = max(self._open_at, now + delay)
-        if self._on_wait is not None and delay > 0:
-            self._on_wait(self.provider, error.label, delay)
+        if self.on_wait is not None and delay > 0:
+            self.on_wait(self.provider, error.label, delay)
 
     def _delay(self, retries: int, retry_after: float | None) -> float:
         """The wait before retry ``retries + 1`` (module docstring, rule 1)."""
