@@ -33,7 +33,9 @@ from csro.llm import last_stop, usage, waiting
 from csro.store import PolicyRecord, RunStore, SigmaRecord, StoreError
 
 LOCK_NAME = ".lock"
-RESUME_FIELDS = "llm.budget"  # what ``resume --set`` may change: the rest of a run is fixed by its store
+# what ``resume --set`` may change: the budget, and how long a flaky provider is waited for (which
+# changes no result, csro.llm.retry); the rest of a run is fixed by its store
+RESUME_FIELDS = ("llm.budget", "llm.retry_budget_s", "llm.retries", "llm.backoff_s")
 
 
 @dataclasses.dataclass
@@ -91,8 +93,8 @@ def change_budget(store, overrides: Sequence[str]) -> dict:
     validated and recorded; any other field is refused."""
     for item in overrides:
         key = item.partition("=")[0].strip()
-        if key != RESUME_FIELDS and not key.startswith(RESUME_FIELDS + "."):
-            raise ConfigError(f"--set {key}: only {RESUME_FIELDS} fields may change when resuming "
+        if not any(key == field or key.startswith(field + ".") for field in RESUME_FIELDS):
+            raise ConfigError(f"--set {key}: only {', '.join(RESUME_FIELDS)} may change when resuming "
                               "(a run's other settings are fixed by what it has stored)")
     config = apply_overrides(store.config(), overrides)
     try:

@@ -59,8 +59,9 @@ def run_cmd(
 @app.command("resume")
 def resume_cmd(
     directory: pathlib.Path = typer.Argument(..., help="The run directory."),
-    overrides: List[str] = typer.Option([], "--set", help="Change the budget first: llm.budget.FIELD=value "
-                                        "(repeatable; no other field may change)."),
+    overrides: List[str] = typer.Option([], "--set", help="Change the budget or the waiting for a flaky "
+                                        "provider first: llm.budget.FIELD=value, llm.retry_budget_s, llm.retries, "
+                                        "llm.backoff_s (repeatable; no other field may change)."),
 ) -> None:
     """Continue an interrupted run of any kind to the result an uninterrupted run would have.
     Exit 3: stopped by llm.budget again; exit 4: stopped by the LLM provider again."""
