@@ -9,7 +9,7 @@
   ends like the run without faults;
 - a refused key stops at once, naming the variable to set, and nothing is recorded for it;
 - a discovery run (``kind: discover``) stopped by a server gone for good resumes to the search
-  of a run without faults.
+  of a run without faults; a reproduction grid stops with its cell.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import json
 import pytest
 import yaml
 
+from csro.errors import ProviderStopped
 from csro.store import RunStore
 from run_helpers import POLICIES, csro, small_config, status, write_config
 from tests.discover.test_discover_runs import MISPLACED, QUADRATIC
@@ -167,3 +168,18 @@ def test_a_discovery_run_stopped_by_a_server_gone_for_good_resumes_to_the_clean_
         csro("resume", tmp_path / "run")
     assert back.answered == 2
     assert _search(tmp_path / "run") == clean
+
+
+def test_a_provider_that_cannot_answer_stops_a_reproduction_grid_not_just_its_cell(tmp_path, replies):
+    from csro import reproduce, runs
+    from csro.config import parse_config
+
+    with FaultServer("openai", reply_for) as server:
+        url = server.url  # closed on leaving: connections are refused
+    config = small_config(replies)
+    config["llm"] = {"provider": "openai", "base_url": url, "model": "m-1", "retry_budget_s": 0.5, "backoff_s": 0.05}
+    said: list[str] = []
+    with pytest.raises(ProviderStopped, match=f"^openai at {url} still failing after"):
+        reproduce._run_cell(parse_config(config), tmp_path / "cell", runs.Hooks(), said.append)
+    assert said == ["starting", "stopped: the LLM provider cannot answer"]
+    assert runs.status(tmp_path / "cell")["stopped_by"] == "provider"
