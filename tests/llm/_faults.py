@@ -7,10 +7,10 @@ it can fail like a hosted API: a burst of rate limits (with ``Retry-After``) for
 attempts (of whichever requests come), each with the next fault of ``faults`` in turn
 (``FAULTS``: error statuses with the API's own bodies, an HTML 503, a dropped connection, a
 truncated body, a 200 without the reply's fields, a reply slower than the client's timeout,
-an empty body); ``gone_after`` successful replies it goes down for good (the port refuses
-connections). It answers at most ``max_requests`` requests (then 400s), so a client that
-never gives up cannot loop forever. ``always`` (status, body) answers every request so (a
-refused key, say).
+an empty body, a body its ``Content-Encoding`` cannot decode); ``gone_after`` successful
+replies it goes down for good (the port refuses connections). It answers at most
+``max_requests`` requests (then 400s), so a client that never gives up cannot loop forever.
+``always`` (status, body) answers every request so (a refused key, say).
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ _NO_FIELDS = {"openai": {"id": "chatcmpl-1", "object": "chat.completion", "choic
               "gemini": {"candidates": [], "usageMetadata": {"promptTokenCount": 3}},
               "anthropic": {"type": "error", "error": {"type": "api_error", "message": "Internal server error"}}}
 
-FAULTS = ("rate_limit", "overload", "internal", "html_503", "drop", "truncate", "no_fields", "slow", "empty")
+FAULTS = ("rate_limit", "overload", "internal", "html_503", "drop", "truncate", "no_fields", "slow", "empty",
+          "garbled")
 
 
 def reply_body(kind: str, text: str) -> dict:
@@ -146,6 +147,8 @@ class FaultServer:
             return _send(handler, 200, json.dumps(reply_body(kind, self._reply_for(arg))).encode())
         if what == "empty":
             return _send(handler, 200, b"")
+        if what == "garbled":  # a body its Content-Encoding cannot decode
+            return _send(handler, 200, b"not gzip at all", {"Content-Encoding": "gzip"})
         if what == "status":
             status, body = arg
             return _send(handler, status, json.dumps(body).encode())

@@ -206,6 +206,13 @@ def test_a_refusal_of_a_local_server_without_a_key_says_no_key_was_sent():
             client.complete(REQUEST)
 
 
+def test_request_shape_a_body_that_cannot_be_decoded_is_retried():
+    garbled = Answer(raw=b"not gzip at all", headers={"Content-Encoding": "gzip"})
+    with ScriptedServer(garbled, Answer(OPENAI_OK)) as server:
+        reply = _client("openai", server).complete(REQUEST)
+    assert reply.ok and reply.attempts == 2
+
+
 def test_a_connection_error_is_retried_then_stops():
     with ScriptedServer(Answer(OPENAI_OK)) as server:
         url = server.url

@@ -104,6 +104,7 @@ def run_hooks(view: View, total: int | None) -> Iterator[Hooks]:
                 bar.console.print(line, highlight=False)
 
         def on_progress(phase: str, done: int, total_matches: int) -> None:
+            settle_wait()
             if phase not in tasks:
                 tasks[phase] = bar.add_task(f"{phase} matches", total=total_matches)
             bar.update(tasks[phase], completed=done, total=total_matches)
@@ -111,6 +112,7 @@ def run_hooks(view: View, total: int | None) -> Iterator[Hooks]:
                 bar.remove_task(tasks.pop(phase))
 
         def on_generation(key: str, tokens: int, seconds: float, done: bool) -> None:
+            settle_wait()
             # one line per running completion, gone when it ends: its tokens and their rate
             if done:
                 if key in calls:

@@ -6,8 +6,8 @@ Retry classes (our reading of the providers' documentation; Hennes et al., arXiv
 (``retryable=True``) are 408, 425, 429 and every 5xx (Anthropic's 529 overload included),
 an error body whose type or status is one of the provider's ``TRANSIENT`` signals
 (``rate_limit_error``, ``overloaded_error``, ``RESOURCE_EXHAUSTED``, ``UNAVAILABLE``, ...)
-whatever its status, timeouts, connection errors, and malformed, truncated or empty bodies
-and missing fields (a server cut off mid-reply). Any other 4xx is the request's fault (400
+whatever its status, timeouts, connection errors, and malformed, truncated, undecodable or
+empty bodies and missing fields (a server cut off mid-reply). Any other 4xx is the request's fault (400
 the request, 401/403 the key: the message names the variable to set, 404 the model) and is
 not retried. The server's wait is read from ``Retry-After`` (seconds or an HTTP date),
 ``retry-after-ms``, or a Gemini ``RetryInfo.retryDelay``. Error texts carry the status and a
@@ -91,7 +91,7 @@ class HTTPProvider(abc.ABC):
         except httpx.TimeoutException:
             raise ProviderError(f"POST {path}: no reply within {timeout_s:g} s", retryable=True,
                                 label="timeout") from None
-        except httpx.TransportError as exc:
+        except httpx.RequestError as exc:  # connection refused or dropped, a body cut short or undecodable
             raise ProviderError(self.scrub(f"POST {path}: {type(exc).__name__}: {exc}"), retryable=True,
                                 label="connection error") from None
         status = response.status_code
