@@ -163,10 +163,7 @@ class LLMClient:
         outcome = self._retrying(lambda: self.provider.complete(request, self.timeout_s))
         if isinstance(outcome, ProviderStopped):
             return outcome
-        result, attempts, latency, waited = outcome
-        return self._counted(self._failed(request, result, attempts, latency, waited)
-                             if isinstance(result, ProviderError) else
-                             dataclasses.replace(result, attempts=attempts, latency_s=latency, waited_s=waited))
+        return self._finished(request, *outcome)
 
     def _call_group(self, requests: list[LLMRequest],
                     known: list[LLMReply | None]) -> list[LLMReply | ProviderStopped]:
@@ -179,10 +176,15 @@ class LLMClient:
         results, attempts, latency, waited = outcome
         if isinstance(results, ProviderError):
             results = [results] * len(requests)
-        return [self._counted(self._failed(request, result, attempts, latency, waited)
-                              if isinstance(result, ProviderError) else
-                              dataclasses.replace(result, attempts=attempts, latency_s=latency, waited_s=waited))
+        return [self._finished(request, result, attempts, latency, waited)
                 for request, result, reply in zip(requests, results, known) if reply is None]
+
+    def _finished(self, request: LLMRequest, result: LLMReply | ProviderError, attempts: int, latency: float,
+                  waited: float) -> LLMReply:
+        """The call's reply (or its failure as a reply), with its attempts and times, priced and counted."""
+        return self._counted(self._failed(request, result, attempts, latency, waited)
+                             if isinstance(result, ProviderError) else
+                             dataclasses.replace(result, attempts=attempts, latency_s=latency, waited_s=waited))
 
     def _retrying(self, attempt: Callable[[], object]) -> tuple[object, int, float, float] | ProviderStopped:
         """``(result, attempts, seconds, seconds waited)`` of calling ``attempt`` until it
