@@ -198,6 +198,15 @@ def test_request_shape_a_client_error_stops_at_once_and_the_key_is_scrubbed(kind
     assert KEY not in repr(client.provider) and KEY not in str(client.provider)
 
 
+def test_request_shape_geminis_invalid_key_400_names_the_variable():
+    body = {"error": {"code": 400, "message": "API key not valid. Please pass a valid API key.",
+                      "status": "INVALID_ARGUMENT"}}
+    with ScriptedServer(Answer(body, status=400)) as server:
+        with pytest.raises(ProviderStopped, match="check the API key in environment variable CSRO_TEST_KEY"):
+            _client("gemini", server).complete(REQUEST)
+    assert len(server.seen) == 1
+
+
 def test_a_refusal_of_a_local_server_without_a_key_says_no_key_was_sent():
     with ScriptedServer(Answer({"error": "auth"}, status=401)) as server:
         client = LLMClient(make_provider(LLMConfig(provider="openai", model="m", base_url=server.url)))

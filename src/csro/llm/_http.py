@@ -7,12 +7,12 @@ Retry classes (our reading of the providers' documentation; Hennes et al., arXiv
 an error body whose type or status is one of the provider's ``TRANSIENT`` signals
 (``rate_limit_error``, ``overloaded_error``, ``RESOURCE_EXHAUSTED``, ``UNAVAILABLE``, ...)
 whatever its status, timeouts, connection errors, and malformed, truncated, undecodable or
-empty bodies and missing fields (a server cut off mid-reply). Any other 4xx is the request's fault (400
-the request, 401/403 the key: the message names the variable to set, 404 the model) and is
-not retried. The server's wait is read from ``Retry-After`` (seconds or an HTTP date),
-``retry-after-ms``, or a Gemini ``RetryInfo.retryDelay``. Error texts carry the status and a
-short excerpt of the body with the key replaced by ``***``; the key is never in a provider's
-``repr`` or ``str``.
+empty bodies and missing fields (a server cut off mid-reply). Any other 4xx is the
+request's fault and is not retried: 400 the request, 401/403 (or a 400 about the API key, as
+Gemini sends) the key, and the message names the variable to set, 404 the model. The
+server's wait is read from ``Retry-After`` (seconds or an HTTP date), ``retry-after-ms``, or
+a Gemini ``RetryInfo.retryDelay``. Error texts carry the status and a short excerpt of the
+body with the key replaced by ``***``; the key is never in a provider's ``repr`` or ``str``.
 """
 
 from __future__ import annotations
@@ -112,7 +112,8 @@ class HTTPProvider(abc.ABC):
         signals = _error_signals(data)
         transient = status in TRANSIENT_STATUSES or status >= 500 or bool(signals & self.TRANSIENT)
         message = f"POST {path}: {_excerpt(text)}"
-        if status in (401, 403) and not transient:
+        keyed = status in (401, 403) or "api key" in text.lower() or "api_key" in text.lower()  # Gemini: a 400
+        if keyed and not transient:
             message += (f" (check the API key in environment variable {self.key_env}, named by llm.api_key_env)"
                         if self.key_env else " (no API key was sent: name its environment variable in "
                                              "llm.api_key_env)")
