@@ -6,8 +6,9 @@ Retry classes (our reading of the providers' documentation; Hennes et al., arXiv
 (``retryable=True``) are 408, 425, 429 and every 5xx (Anthropic's 529 overload included),
 an error body whose type or status is one of the provider's ``TRANSIENT`` signals
 (``rate_limit_error``, ``overloaded_error``, ``RESOURCE_EXHAUSTED``, ``UNAVAILABLE``, ...)
-whatever its status, timeouts, connection errors, and malformed, truncated, undecodable or
-empty bodies and missing fields (a server cut off mid-reply). Any other 4xx is the
+whatever its status (unless it names a ``PERMANENT`` one: OpenAI's 429
+``insufficient_quota``), timeouts, connection errors, and malformed, truncated, undecodable
+or empty bodies and missing fields (a server cut off mid-reply). Any other 4xx is the
 request's fault and is not retried: 400 the request, 401/403 (or a 400 about the API key, as
 Gemini sends) the key, and the message names the variable to set, 404 the model. The
 server's wait is read from ``Retry-After`` (seconds or an HTTP date), ``retry-after-ms``, or
@@ -45,6 +46,7 @@ class HTTPProvider(abc.ABC):
     free = False
     counts_tokens = False
     TRANSIENT: frozenset[str] = frozenset()  # error types/statuses of the API's bodies that pass with time
+    PERMANENT: frozenset[str] = frozenset()  # ... that never pass, whatever the status (an exhausted quota)
 
     @classmethod
     def takes_images(cls, llm: LLMConfig) -> bool:
@@ -110,7 +112,8 @@ class HTTPProvider(abc.ABC):
         status = response.status_code
         data = _json_or_none(text)
         signals = _error_signals(data)
-        transient = status in TRANSIENT_STATUSES or status >= 500 or bool(signals & self.TRANSIENT)
+        transient = ((status in TRANSIENT_STATUSES or status >= 500 or bool(signals & self.TRANSIENT))
+                     and not signals & self.PERMANENT)
         message = f"POST {path}: {_excerpt(text)}"
         keyed = status in (401, 403) or "api key" in text.lower() or "api_key" in text.lower()  # Gemini: a 400
         if keyed and not transient:

@@ -33,6 +33,7 @@ class OpenAIProvider(HTTPProvider):
     # llama.cpp's server use the same shapes)
     TRANSIENT = frozenset({"rate_limit_exceeded", "rate_limit_error", "server_error", "overloaded", "overloaded_error",
                            "service_unavailable", "timeout"})
+    PERMANENT = frozenset({"insufficient_quota"})  # a 429 that only billing ends
 
     def __init__(self, model: str, *, base_url: str | None = None, key: str | None = None,
                  key_env: str | None = None):
