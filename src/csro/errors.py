@@ -30,8 +30,6 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from csro.events import BUDGET_EXHAUSTED, PROVIDER_STOPPED
-
 
 class CsroError(Exception):
     """Base class of every error csro raises on purpose."""
@@ -105,11 +103,9 @@ class IllegalAction(CsroError):
 
 class RunStopped(CsroError):
     """The run stopped before an LLM call it could not make; everything done so far is stored
-    and ``csro resume DIR`` continues it. ``event`` is the kind of event the run records
-    (``csro.events``), with ``data()``; ``directory`` is the run's, set by whoever knows it
-    (the CLI's hint names it)."""
-
-    event = ""
+    and ``csro resume DIR`` continues it. The run records it as an event
+    (``csro.llm.budget.stop_event``) with ``data()``; ``directory`` is the run's, set by
+    whoever knows it (the CLI's hint names it)."""
 
     def __init__(self, message: str):
         super().__init__(message)
@@ -124,8 +120,6 @@ class BudgetExhausted(RunStopped):
     """The next LLM call would pass a cap of ``llm.budget``; the call was not made. ``field``
     names the cap (``llm.budget.usd``, ``llm.budget.roles.repair.calls``, ...)."""
 
-    event = BUDGET_EXHAUSTED
-
     def __init__(self, message: str, field: str = "llm.budget"):
         super().__init__(message)
         self.field = field
@@ -136,8 +130,6 @@ class ProviderStopped(RunStopped):
     ``llm.retry_budget_s``, or a refusal no retry fixes (401/403: the key, 404: the model,
     400: the request). The call was not recorded, so a resume makes it again. ``provider``
     names the provider; ``attempts`` and ``waited_s`` are the stopped call's."""
-
-    event = PROVIDER_STOPPED
 
     def __init__(self, message: str, provider: str, attempts: int = 1, waited_s: float = 0.0):
         super().__init__(message)

@@ -59,7 +59,7 @@ from csro.config import RunConfig
 from csro.errors import RunStopped
 from csro.evaluation import PolicySpec, resolve
 from csro.games import CodeGame
-from csro.llm import Completer, LLMSession
+from csro.llm import Completer, LLMSession, stop_event
 from csro.metagame import Solution, meta_game
 from csro.oracles import Oracle, OracleContext, OracleResult
 from csro.simulate import StoredSimulator
@@ -124,7 +124,7 @@ class CSRO:
                 try:
                     new = self._member(k, player, population, self.respond(solution, player))
                 except RunStopped as exc:  # iteration k stays unfinished
-                    self.log(k, exc.event, exc.data())
+                    self.log(k, stop_event(exc), exc.data())
                     raise
                 if new is not None:
                     self.store.add_policy(new)

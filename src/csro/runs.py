@@ -29,7 +29,7 @@ from csro import events
 from csro.authorship import model_weight
 from csro.config import LLMConfig, RunConfig, apply_overrides, parse_config, parse_model
 from csro.errors import ConfigError, RunStopped
-from csro.llm import last_stop, usage, waiting
+from csro.llm import last_stop, stop_event, usage, waiting
 from csro.store import PolicyRecord, RunStore, SigmaRecord, StoreError
 
 LOCK_NAME = ".lock"
@@ -133,7 +133,7 @@ def _execute(config: RunConfig, store: RunStore, hooks: Hooks) -> pathlib.Path:
                 try:
                     responses = [loop.respond(final, p) for p in range(len(final.members))]
                 except RunStopped as exc:
-                    loop.log(final.iteration + 1, exc.event, exc.data())
+                    loop.log(final.iteration + 1, stop_event(exc), exc.data())
                     raise
                 estimate = exploitability_estimate(game, final, responses)
                 loop.log(final.iteration + 1, events.EXPLOITABILITY_ESTIMATE, estimate)

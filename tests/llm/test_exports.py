@@ -15,7 +15,7 @@ def test_the_exported_names():
         "CallKey", "Completer", "DEFAULT_MODEL", "LLMClient", "LLMReply", "LLMRequest",
         "LLMSession", "Limits", "MODELS", "Message", "Meter", "PRICES", "PRICES_DATE", "Price", "Provider", "ProviderError",
         "ROLES", "approx_prompt_tokens", "approx_tokens", "ensure_model", "last_stop", "make_provider", "meter_for",
-        "price_of", "replayed_run", "role_of", "takes_images", "usage", "waiting"]
+        "price_of", "replayed_run", "role_of", "stop_event", "takes_images", "usage", "waiting"]
     assert all(hasattr(csro.llm, name) for name in csro.llm.__all__)
 
 

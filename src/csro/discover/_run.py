@@ -18,7 +18,7 @@ import pathlib
 from csro import events
 from csro.config import parse_model
 from csro.errors import ConfigError, RunStopped
-from csro.llm import LLMSession, usage, waiting
+from csro.llm import LLMSession, stop_event, usage, waiting
 from csro.recording import run_client
 from csro.oracles.evolve import Evolution, ProgramDatabase
 from csro.policies import SandboxLimits, check_layers
@@ -123,7 +123,7 @@ def _execute(config: DiscoverConfig, store: RunStore, hooks: Hooks) -> pathlib.P
         try:
             stop = engine.run()
         except RunStopped as exc:  # everything written so far is stored; a resume re-walks the search
-            log(exc.event, exc.data())
+            log(stop_event(exc), exc.data())
             raise
     best = db.best()
     seed = next(p for p in db.programs.values() if p.mutation == "seed")

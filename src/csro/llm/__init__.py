@@ -15,7 +15,7 @@ _EXPORTS = {
     "ProviderError": "csro.errors",
     **dict.fromkeys(("make_provider", "replayed_run", "takes_images"), "csro.llm._factory"),
     **dict.fromkeys(("CallKey", "LLMReply", "LLMRequest", "Message", "Provider"), "csro.llm._types"),
-    **dict.fromkeys(("Limits", "Meter", "last_stop", "meter_for"), "csro.llm.budget"),
+    **dict.fromkeys(("Limits", "Meter", "last_stop", "meter_for", "stop_event"), "csro.llm.budget"),
     **dict.fromkeys(("DEFAULT_MODEL", "MODELS", "ensure_model"), "csro.llm.models"),
     **dict.fromkeys(("PRICES", "PRICES_DATE", "Price", "price_of"), "csro.llm.prices"),
     "ROLES": "csro.config",

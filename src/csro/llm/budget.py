@@ -25,8 +25,8 @@ import math
 import threading
 from typing import Sequence
 
-from csro.errors import BudgetExhausted, ConfigError
-from csro.events import BUDGET_EXHAUSTED, DISCOVER_START, ITERATION_START, STOPS
+from csro.errors import BudgetExhausted, ConfigError, RunStopped
+from csro.events import BUDGET_EXHAUSTED, DISCOVER_START, ITERATION_START, PROVIDER_STOPPED, STOPS
 from csro.llm._types import LLMReply, LLMRequest
 from csro.llm.prices import Price
 from csro.llm.roles import role_of
@@ -125,6 +125,12 @@ def _check(field: str, limits: Limits, spent: Spent, worst: Spent) -> None:
         if cap is not None and used + more > cap:
             raise BudgetExhausted(f"{field}.{what} = {cap:g} reached: {used:g} {unit} spent, the next "
                                   f"{worst.calls} call(s) could take {more:.4g} more", f"{field}.{what}")
+
+
+def stop_event(stop: RunStopped) -> str:
+    """The kind of event that records ``stop`` (``budget_exhausted`` or ``provider_stopped``,
+    with ``stop.data()``; ``last_stop`` reads it back)."""
+    return BUDGET_EXHAUSTED if isinstance(stop, BudgetExhausted) else PROVIDER_STOPPED
 
 
 def last_stop(recorded: Sequence[dict]) -> dict | None:
