@@ -198,21 +198,16 @@ def test_request_shape_a_client_error_stops_at_once_and_the_key_is_scrubbed(kind
     assert KEY not in repr(client.provider) and KEY not in str(client.provider)
 
 
-def test_request_shape_openais_exhausted_quota_is_a_429_that_stops_at_once():
-    body = {"error": {"message": "You exceeded your current quota", "type": "insufficient_quota",
-                      "code": "insufficient_quota"}}
-    with ScriptedServer(Answer(body, status=429)) as server:
-        with pytest.raises(ProviderStopped, match="refused the call: HTTP 429: .*insufficient_quota"):
-            _client("openai", server).complete(REQUEST)
-    assert len(server.seen) == 1
-
-
-def test_request_shape_geminis_invalid_key_400_names_the_variable():
-    body = {"error": {"code": 400, "message": "API key not valid. Please pass a valid API key.",
-                      "status": "INVALID_ARGUMENT"}}
-    with ScriptedServer(Answer(body, status=400)) as server:
-        with pytest.raises(ProviderStopped, match="check the API key in environment variable CSRO_TEST_KEY"):
-            _client("gemini", server).complete(REQUEST)
+@pytest.mark.parametrize("kind, status, body, said", [
+    ("openai", 429, {"error": {"message": "You exceeded your current quota", "type": "insufficient_quota",
+                               "code": "insufficient_quota"}}, "refused the call: HTTP 429: .*insufficient_quota"),
+    ("gemini", 400, {"error": {"code": 400, "message": "API key not valid. Please pass a valid API key.",
+                               "status": "INVALID_ARGUMENT"}}, "check the API key in environment variable CSRO_TEST_KEY"),
+])
+def test_request_shape_an_exhausted_quota_or_geminis_invalid_key_stops_at_once(kind, status, body, said):
+    with ScriptedServer(Answer(body, status=status)) as server:
+        with pytest.raises(ProviderStopped, match=said):
+            _client(kind, server).complete(REQUEST)
     assert len(server.seen) == 1
 
 
