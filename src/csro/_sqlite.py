@@ -39,14 +39,15 @@ CREATE TABLE llm_calls (
     text TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL,
     tokens_in INTEGER NOT NULL, tokens_out INTEGER NOT NULL, latency_s REAL NOT NULL,
     attempts INTEGER NOT NULL, error TEXT, reply_prefill TEXT NOT NULL,
-    tokens_cached INTEGER NOT NULL DEFAULT 0, tokens_cache_write INTEGER NOT NULL DEFAULT 0, cost_usd REAL);
+    tokens_cached INTEGER NOT NULL DEFAULT 0, tokens_cache_write INTEGER NOT NULL DEFAULT 0, cost_usd REAL,
+    waited_s REAL NOT NULL DEFAULT 0);
 """
 LLM_COLUMNS = ("key, messages, prefill, grammar, stop, max_tokens, temperature, seed, text, provider, model, "
                "tokens_in, tokens_out, latency_s, attempts, error, reply_prefill, tokens_cached, tokens_cache_write, "
-               "cost_usd")
+               "cost_usd, waited_s")
 # Columns added to ``llm_calls`` after stores were made without them (``_migrate_llm_calls``).
 _LLM_ADDED = (("tokens_cached", "INTEGER NOT NULL DEFAULT 0"), ("tokens_cache_write", "INTEGER NOT NULL DEFAULT 0"),
-              ("cost_usd", "REAL"))
+              ("cost_usd", "REAL"), ("waited_s", "REAL NOT NULL DEFAULT 0"))
 
 
 class SQLiteStore:
@@ -192,9 +193,9 @@ _FREE_WHEN_PRICED = ("embedded", "files", "replay")  # the free providers when c
 
 
 def _migrate_llm_calls(conn: sqlite3.Connection) -> None:
-    """Give an older ``llm_calls`` table the cache and cost columns (no version change): its
-    calls read as uncached, the free providers' (``csro.llm.prices``) at cost 0, the others'
-    cost unknown (NULL), as it was not recorded."""
+    """Give an older ``llm_calls`` table the cache, cost and waiting columns (no version
+    change): its calls read as uncached and not waited for, the free providers'
+    (``csro.llm.prices``) at cost 0, the others' cost unknown (NULL), as it was not recorded."""
     have = {row[1] for row in conn.execute("PRAGMA table_info(llm_calls)")}
     missing = [(name, kind) for name, kind in _LLM_ADDED if name not in have]
     if not have or not missing:
@@ -217,16 +218,16 @@ def llm_row(q: LLMRequest, r: LLMReply) -> tuple:
     messages = dumps([{"role": m.role, "content": m.content} for m in q.messages], "LLM messages")
     return (str(q.key), messages, q.prefill, q.grammar, dumps(list(q.stop), "LLM stop strings"), q.max_tokens,
             q.temperature, q.seed, r.text, r.provider, r.model, r.tokens_in, r.tokens_out, r.latency_s,
-            r.attempts, r.error, r.prefill, r.tokens_cached, r.tokens_cache_write, r.cost_usd)
+            r.attempts, r.error, r.prefill, r.tokens_cached, r.tokens_cache_write, r.cost_usd, r.waited_s)
 
 
 def llm_call(row: tuple) -> tuple[LLMRequest, LLMReply]:
     """The (request, reply) of an ``llm_calls`` row."""
     (key, messages, prefill, grammar, stop, max_tokens, temperature, seed, text, provider, model,
-     tokens_in, tokens_out, latency_s, attempts, error, reply_prefill, cached, cache_write, cost) = row
+     tokens_in, tokens_out, latency_s, attempts, error, reply_prefill, cached, cache_write, cost, waited) = row
     call_key = CallKey.parse(key)
     request = LLMRequest(call_key, tuple(Message(m["role"], m["content"]) for m in json.loads(messages)),
                          prefill, grammar, tuple(json.loads(stop)), max_tokens, temperature, seed)
     reply = LLMReply(call_key, text, provider, model, tokens_in, tokens_out, latency_s, attempts, error, reply_prefill,
-                     cached, cache_write, cost)
+                     cached, cache_write, cost, waited)
     return request, reply

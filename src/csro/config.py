@@ -173,8 +173,13 @@ class LLMConfig(Section):
                                  "defaults (docs/oracles.md)")
     concurrency: int = Field(2, ge=1, le=64, description="LLM calls in flight at once")
     timeout_s: float = Field(300.0, gt=0, description="one attempt's time limit")
-    retries: int = Field(3, ge=0, description="retries on 429, 5xx and timeouts, with exponential backoff")
-    backoff_s: float = Field(1.0, ge=0, description="the first retry's delay (doubled each time)")
+    retry_budget_s: float = Field(300.0, gt=0, description="how long one call may go on failing transiently (429, "
+                                  "5xx, overload, timeouts, dropped connections, malformed replies) before the run "
+                                  "stops, resumably (exit 4; docs/llm.md)")
+    retries: int | None = Field(None, ge=0, description="the most retries of one call (None: as many as "
+                                "retry_budget_s allows)")
+    backoff_s: float = Field(1.0, ge=0, description="the first retry's wait (doubled each time up to 60 s, jittered; "
+                             "a longer Retry-After from the server wins)")
     threads: int | None = Field(None, ge=1, description="embedded: llama.cpp threads (None: 1, safe when another job holds a core; "
                                  "2 is faster on an idle machine, docs/llm.md)")
     prices: PricesConfig | None = Field(None, description="the model's price (None: csro's dated table, "

@@ -14,12 +14,16 @@
     ├── ProgramFailure        a sandboxed discovery program failed or answered malformed data
     ├── IllegalAction         a policy answered an action that is not legal (caught by the
                               runner: the policy forfeits the match)
-    └── BudgetExhausted       the next LLM call would pass ``llm.budget`` (the run stops cleanly)
+    └── RunStopped            the run stopped cleanly before an LLM call, resumably (``csro resume``)
+        ├── BudgetExhausted   ... the call would pass ``llm.budget`` (exit 3)
+        └── ProviderStopped   ... the provider cannot answer it: a transient failure outlasted
+                              ``llm.retry_budget_s``, or a refusal no retry fixes (exit 4)
 
 A misbehaving *policy* never raises out of an evaluation: it forfeits the match and the
-reason is recorded (see ``csro.policies.Forfeit``). The exceptions above the last four are
-for problems of the user's input or of the machine; the last four are caught where they
-arise and recorded (an LLM's reply or program that failed), never shown as a crash.
+reason is recorded (see ``csro.policies.Forfeit``). ``ProviderError`` to ``IllegalAction``
+are caught where they arise and recorded (an LLM's reply or program that failed), never shown
+as a crash; a ``RunStopped`` is recorded as an event by the run and ends the command with its
+own exit status; the others are problems of the user's input or of the machine.
 """
 
 from __future__ import annotations
@@ -60,12 +64,19 @@ class TrainStoreError(StoreError):
 
 
 class ProviderError(CsroError):
-    """A failed provider call. ``retryable`` marks 429, 5xx, timeouts and connection errors."""
+    """A failed provider call. ``retryable`` marks what passes (429, 5xx, overload, timeouts,
+    connection errors, malformed replies); ``status`` is the HTTP status of a hosted API's
+    refusal (a non-retryable one stops the run, ``csro.llm.retry``); ``retry_after`` the
+    seconds the server asked to wait (``Retry-After``), if it said; ``label`` a few words for
+    the live line (``429``, ``timeout``, ``connection error``)."""
 
-    def __init__(self, message: str, *, retryable: bool, status: int | None = None):
+    def __init__(self, message: str, *, retryable: bool, status: int | None = None,
+                 retry_after: float | None = None, label: str | None = None):
         super().__init__(message)
         self.retryable = retryable
         self.status = status
+        self.retry_after = retry_after
+        self.label = label or (f"HTTP {status}" if status is not None else "failed")
 
 
 class ExploitabilityError(CsroError):
@@ -90,12 +101,41 @@ class IllegalAction(CsroError):
         self.legal = tuple(legal)
 
 
-class BudgetExhausted(CsroError):
+class RunStopped(CsroError):
+    """The run stopped before an LLM call it could not make; everything done so far is stored
+    and ``csro resume DIR`` continues it. The run records it as an event
+    (``csro.llm.budget.stop_event``) with ``data()``; ``directory`` is the run's, set by
+    whoever knows it (the CLI's hint names it)."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.directory: object = None
+
+    def data(self) -> dict:
+        """The recorded event's data."""
+        return {"reason": str(self)}
+
+
+class BudgetExhausted(RunStopped):
     """The next LLM call would pass a cap of ``llm.budget``; the call was not made. ``field``
-    names the cap (``llm.budget.usd``, ``llm.budget.roles.repair.calls``, ...); ``directory``
-    is the run's, set by whoever knows it (the CLI's hint names it)."""
+    names the cap (``llm.budget.usd``, ``llm.budget.roles.repair.calls``, ...)."""
 
     def __init__(self, message: str, field: str = "llm.budget"):
         super().__init__(message)
         self.field = field
-        self.directory: object = None
+
+
+class ProviderStopped(RunStopped):
+    """The provider could not answer a call: a transient failure outlasted
+    ``llm.retry_budget_s``, or a refusal no retry fixes (401/403: the key, 404: the model,
+    400: the request). The call was not recorded, so a resume makes it again. ``provider``
+    names the provider; ``attempts`` and ``waited_s`` are the stopped call's."""
+
+    def __init__(self, message: str, provider: str, attempts: int = 1, waited_s: float = 0.0):
+        super().__init__(message)
+        self.provider = provider
+        self.attempts = attempts
+        self.waited_s = waited_s
+
+    def data(self) -> dict:
+        return {"reason": str(self), "provider": self.provider, "attempts": self.attempts, "waited_s": self.waited_s}

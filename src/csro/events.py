@@ -17,6 +17,9 @@ ORACLE_FAILED = "oracle_failed"
 FINAL_EVALUATION = "final_evaluation"
 EXPLOITABILITY_ESTIMATE = "exploitability_estimate"
 BUDGET_EXHAUSTED = "budget_exhausted"  # the run stopped at its LLM budget, ``{"reason": ...}``
+# the run stopped because its LLM provider could not answer, ``{"reason", "provider", "attempts", "waited_s"}``
+PROVIDER_STOPPED = "provider_stopped"
+STOPS = (BUDGET_EXHAUSTED, PROVIDER_STOPPED)  # the events of ``csro.errors.RunStopped``
 SANDBOX = "sandbox"  # the kernel layers untrusted code ran under from here on (csro.policies.check_layers)
 
 # A reproduction grid (csro.reproduce): a cell starts, resumes, is done or failed, ``{"cell", "what"}``.

@@ -38,8 +38,10 @@ Everything is written to the run store when produced; a resumed run re-walks the
 iterations with the store as its cache (stored matches are not replayed, recorded LLM
 calls are served from the store, finished iterations are not re-run), so it ends where an
 uninterrupted run would. The same holds for a run stopped by its LLM budget
-(``BudgetExhausted``, csro.llm.budget): the stop is recorded as a ``budget_exhausted``
-event, iteration k stays unfinished, and a resume with a larger budget re-walks it.
+(``BudgetExhausted``, csro.llm.budget) or by a provider that cannot answer
+(``ProviderStopped``, csro.llm.retry): the stop is recorded as a ``budget_exhausted`` or
+``provider_stopped`` event, iteration k stays unfinished (a provider failure never becomes
+an oracle failure), and a resume re-walks it.
 """
 
 from __future__ import annotations
@@ -54,10 +56,10 @@ from csro import events
 from csro.arena import Arena
 from csro.authorship import UNKNOWN, initial_author
 from csro.config import RunConfig
-from csro.errors import BudgetExhausted
+from csro.errors import RunStopped
 from csro.evaluation import PolicySpec, resolve
 from csro.games import CodeGame
-from csro.llm import Completer, LLMSession
+from csro.llm import Completer, LLMSession, stop_event
 from csro.metagame import Solution, meta_game
 from csro.oracles import Oracle, OracleContext, OracleResult
 from csro.simulate import StoredSimulator
@@ -121,8 +123,8 @@ class CSRO:
                     continue
                 try:
                     new = self._member(k, player, population, self.respond(solution, player))
-                except BudgetExhausted as exc:  # stop at the boundary: iteration k stays unfinished
-                    self.log(k, events.BUDGET_EXHAUSTED, {"reason": str(exc)})
+                except RunStopped as exc:  # iteration k stays unfinished
+                    self.log(k, stop_event(exc), exc.data())
                     raise
                 if new is not None:
                     self.store.add_policy(new)

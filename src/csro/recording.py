@@ -17,15 +17,17 @@ from typing import Callable, Iterator
 from csro.config import LLMConfig
 from csro.errors import ConfigError
 from csro.llm import LLMClient, Price, make_provider, meter_for, price_of, replayed_run
+from csro.llm.retry import OnWait
 from csro.store import RunStore, StoreError
 
 
 @contextlib.contextmanager
-def run_client(llm: LLMConfig, store, on_generation: Callable[[str, int, float, bool], None] | None = None
-               ) -> Iterator[LLMClient]:
+def run_client(llm: LLMConfig, store, on_generation: Callable[[str, int, float, bool], None] | None = None,
+               on_wait: OnWait | None = None) -> Iterator[LLMClient]:
     """A run's LLM client: every call recorded in ``store`` (a run, AOR or training store),
-    recorded calls served from it, priced and capped by ``llm.budget``; ``on_generation`` hears
-    of a running completion (``LLMClient``)."""
+    recorded calls served from it, priced and capped by ``llm.budget``, a flaky provider
+    waited out within ``llm.retry_budget_s``; ``on_generation`` hears of a running completion
+    and ``on_wait`` of every wait for the provider (``LLMClient``)."""
     earlier = replayed_run(llm)
     if earlier is not None and earlier.resolve() == store.directory.resolve():
         raise ConfigError("llm.path: a run cannot replay itself (resume it instead)")
@@ -39,8 +41,8 @@ def run_client(llm: LLMConfig, store, on_generation: Callable[[str, int, float, 
             provider.close()
             raise
         client = LLMClient(provider, concurrency=llm.concurrency, timeout_s=llm.timeout_s, retries=llm.retries,
-                           backoff_s=llm.backoff_s, recorder=store.add_llm_call, recorded=store.llm_call, meter=meter,
-                           on_generation=on_generation)
+                           retry_budget_s=llm.retry_budget_s, backoff_s=llm.backoff_s, recorder=store.add_llm_call,
+                           recorded=store.llm_call, meter=meter, on_generation=on_generation, on_wait=on_wait)
         try:
             # The files provider hands out replies in submission order: give it the calls already made.
             on_submit = getattr(provider, "on_submit", None)

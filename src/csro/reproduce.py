@@ -45,7 +45,7 @@ from pydantic import Field
 from csro import events, runs
 from csro.authorship import model_weight
 from csro.config import RunConfig, RunRoot, apply_overrides, parse_config
-from csro.errors import ConfigError, CsroError, StoreError
+from csro.errors import ConfigError, CsroError, ProviderStopped, StoreError
 from csro.evaluation import evaluate, resolve
 from csro.games import load_game
 from csro.store import RunStore
@@ -296,7 +296,9 @@ def same_grid(recorded: dict, record: dict) -> bool:
 
 
 def _run_cell(config: RunConfig, directory: pathlib.Path, hooks: runs.Hooks, say: Callable[[str], None]) -> dict:
-    """One cell's outcome: its final record and per-iteration metrics, or the error it ended with."""
+    """One cell's outcome: its final record and per-iteration metrics, or the error it ended with.
+    A provider that cannot answer (``ProviderStopped``) stops the whole grid, resumably: the
+    next cells would only wait for it in turn."""
     try:
         if (directory / "run.db").exists():
             say("resuming")
@@ -305,6 +307,9 @@ def _run_cell(config: RunConfig, directory: pathlib.Path, hooks: runs.Hooks, say
             say("starting")
             runs.start(config, directory, hooks)
         outcome = _outcome(directory)
+    except ProviderStopped:
+        say("stopped: the LLM provider cannot answer")
+        raise
     except CsroError as exc:
         say(f"failed: {exc}")
         return {"error": str(exc)}

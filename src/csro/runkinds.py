@@ -152,8 +152,9 @@ def report(directory: str | pathlib.Path) -> pathlib.Path:
 
 
 def change_budget(directory: str | pathlib.Path, overrides: Sequence[str]) -> None:
-    """``csro resume --set llm.budget...``: the new budget recorded in the run's store, under its
-    lock (kinds whose configuration has an ``llm`` section: CSRO, discovery, AOR)."""
+    """``csro resume --set llm.budget...`` (or the retry settings, ``csro.runs.RESUME_FIELDS``):
+    recorded in the run's store, under its lock (kinds whose configuration has an ``llm``
+    section: CSRO, discovery, AOR)."""
     kind = kind_of(directory)
     if kind.name == "train":
         raise ConfigError("--set: a training run has no LLM budget to change")

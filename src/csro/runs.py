@@ -28,12 +28,14 @@ from typing import Callable, Iterator, Sequence
 from csro import events
 from csro.authorship import model_weight
 from csro.config import LLMConfig, RunConfig, apply_overrides, parse_config, parse_model
-from csro.errors import BudgetExhausted, ConfigError
-from csro.llm import stop_reason, usage
+from csro.errors import ConfigError, RunStopped
+from csro.llm import last_stop, stop_event, usage, waiting
 from csro.store import PolicyRecord, RunStore, SigmaRecord, StoreError
 
 LOCK_NAME = ".lock"
-RESUME_FIELDS = "llm.budget"  # what ``resume --set`` may change: the rest of a run is fixed by its store
+# what ``resume --set`` may change: the budget, and how long a flaky provider is waited for (which
+# changes no result, csro.llm.retry); the rest of a run is fixed by its store
+RESUME_FIELDS = ("llm.budget", "llm.retry_budget_s", "llm.retries", "llm.backoff_s")
 
 
 @dataclasses.dataclass
@@ -43,12 +45,14 @@ class Hooks:
     ``on_event(step, kind, data)``: a loop or oracle event at an iteration (CSRO), a round
     (AOR), a training step, or 0 (discovery); ``on_progress(phase, done, total)``: matches;
     ``on_generation(key, tokens, seconds, done)``: an LLM completion while it runs (CSRO runs
-    with a provider that reports it, ``csro.llm.LLMClient``).
+    with a provider that reports it, ``csro.llm.LLMClient``); ``on_wait(provider, what,
+    seconds)``: the run waits for a flaky provider (``csro.llm.retry``).
     """
 
     on_event: Callable[[int, str, dict], None] | None = None
     on_progress: Callable[[str, int, int], None] | None = None
     on_generation: Callable[[str, int, float, bool], None] | None = None
+    on_wait: Callable[[str, str, float], None] | None = None
 
 
 def start(config: RunConfig, directory: str | pathlib.Path, hooks: Hooks = Hooks()) -> pathlib.Path:
@@ -89,8 +93,8 @@ def change_budget(store, overrides: Sequence[str]) -> dict:
     validated and recorded; any other field is refused."""
     for item in overrides:
         key = item.partition("=")[0].strip()
-        if key != RESUME_FIELDS and not key.startswith(RESUME_FIELDS + "."):
-            raise ConfigError(f"--set {key}: only {RESUME_FIELDS} fields may change when resuming "
+        if not any(key == field or key.startswith(field + ".") for field in RESUME_FIELDS):
+            raise ConfigError(f"--set {key}: only {', '.join(RESUME_FIELDS)} may change when resuming "
                               "(a run's other settings are fixed by what it has stored)")
     config = apply_overrides(store.config(), overrides)
     try:
@@ -115,7 +119,8 @@ def _execute(config: RunConfig, store: RunStore, hooks: Hooks) -> pathlib.Path:
     game = load_game(config.game)
     limits = config.sandbox.limits()
     store.add_event(len(store.iterations()), events.SANDBOX, check_layers())
-    with run_client(config.llm, store, hooks.on_generation) as llm, make_backend(config.execution) as backend:
+    with run_client(config.llm, store, hooks.on_generation, hooks.on_wait) as llm, \
+            make_backend(config.execution) as backend:
         sim = StoredSimulator(game, store, backend, seed=config.seed, limits=limits, progress=hooks.on_progress)
         scorer = Scorer(game, sim, config.evaluation)
         loop = CSRO(config, game, store, sim, llm, oracle=get_oracle(config.oracle.kind),
@@ -125,9 +130,14 @@ def _execute(config: RunConfig, store: RunStore, hooks: Hooks) -> pathlib.Path:
             _, final = loop.run()
             estimate = None
             if config.evaluation.br_estimate:
-                estimate = exploitability_estimate(game, final, [loop.respond(final, p) for p in range(len(final.members))])
+                try:
+                    responses = [loop.respond(final, p) for p in range(len(final.members))]
+                except RunStopped as exc:
+                    loop.log(final.iteration + 1, stop_event(exc), exc.data())
+                    raise
+                estimate = exploitability_estimate(game, final, responses)
                 loop.log(final.iteration + 1, events.EXPLOITABILITY_ESTIMATE, estimate)
-        except BudgetExhausted:  # recorded by the loop; the report shows where the run stopped
+        except RunStopped:  # recorded by the loop; the report shows where the run stopped
             report(store.directory)
             raise
         members = [list(m) for m in final.members]
@@ -174,7 +184,7 @@ def status(directory: str | pathlib.Path) -> dict:
         final = store.final()
         llm = store.llm_stats()
         spent = usage(reply for _, reply in store.llm_calls())
-        stopped = stop_reason(store.events())
+        recorded_events = store.events()
         sandbox = store.events(events.SANDBOX)
     populations, weights = [], []
     for members, sigma in latest_sigmas(policies, sigmas):
@@ -194,10 +204,17 @@ def status(directory: str | pathlib.Path) -> dict:
         "final": None if final is None else {k: final.get(k) for k in ("pop_return", "pop_expl", "agg_score", "nash_conv",
                                                                       "expl_estimate", "seats")},
         "llm": {**{k: llm[k] for k in ("calls", "tokens_in", "tokens_out", "errors")}, "usage": spent,
-                "budget": config["llm"].get("budget")},
-        "stopped": stopped if final is None else None,
+                "budget": config["llm"].get("budget"), **waiting(spent["total"], recorded_events)},
+        **stop_fields(recorded_events, final is not None),
         "sandbox": sandbox[-1]["data"] if sandbox else None,
     }
+
+
+def stop_fields(recorded_events: Sequence[dict], done: bool) -> dict:
+    """``stopped``, why an unfinished run stopped (None: it did not, or it went on), and
+    ``stopped_by``, ``budget`` or ``provider`` (``csro.llm.budget.last_stop``)."""
+    stop = None if done else last_stop(recorded_events)
+    return {"stopped": stop and stop["reason"], "stopped_by": stop and stop["by"]}
 
 
 def report(directory: str | pathlib.Path) -> pathlib.Path:

@@ -70,3 +70,21 @@ class GroupingProvider(ScriptedProvider):
         return [ProviderError("this one failed", retryable=False) if "fail" in r.messages[0].content else
                 LLMReply(r.key, f"{item} {r.key} of {len(keys)}", self.name, self.model, tokens_in=10, tokens_out=5)
                 for r in requests]
+
+
+class FakeTime:
+    """A clock that only moves when slept on (``sleep`` and ``now`` for ``LLMClient``/``Gate``)."""
+
+    def __init__(self):
+        self.t = 1000.0
+        self.sleeps: list[float] = []
+        self._lock = threading.Lock()
+
+    def now(self) -> float:
+        with self._lock:
+            return self.t
+
+    def sleep(self, seconds: float) -> None:
+        with self._lock:
+            self.sleeps.append(seconds)
+            self.t += seconds

@@ -21,12 +21,13 @@ class Seen:
 
 @dataclasses.dataclass
 class Answer:
-    """What to send back: a JSON body (or raw bytes), a status, after a delay."""
+    """What to send back: a JSON body (or raw bytes), a status, extra headers, after a delay."""
 
     body: object = None
     status: int = 200
     delay_s: float = 0.0
     raw: bytes | None = None
+    headers: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 class ScriptedServer:
@@ -54,6 +55,8 @@ class ScriptedServer:
                     self.send_response(answer.status)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(data)))
+                    for name, value in answer.headers.items():
+                        self.send_header(name, value)
                     self.end_headers()
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):  # the client timed out and left

@@ -1,4 +1,6 @@
-"""LLMClient: retries and backoff, failures recorded not raised, recording, on_submit, concurrency."""
+"""LLMClient: transient failures waited out behind the provider's gate within the retry budget,
+what cannot pass stops the run unrecorded, other failures recorded not raised, recording,
+on_submit, concurrency."""
 
 from __future__ import annotations
 
@@ -6,46 +8,138 @@ import threading
 
 import pytest
 
-from ._fakes import GroupingProvider, ScriptedProvider, request
+from ._fakes import FakeTime, GroupingProvider, ScriptedProvider, request
+from csro.errors import ProviderStopped
 from csro.llm import LLMClient, ProviderError
+from csro.llm.retry import Gate
 
 
 def _client(provider, **kwargs):
-    sleeps: list[float] = []
-    return LLMClient(provider, sleep=sleeps.append, **kwargs), sleeps
+    time = FakeTime()
+    return LLMClient(provider, sleep=time.sleep, clock=time.now, **kwargs), time
 
 
 @pytest.mark.parametrize("failure", [ProviderError("busy", retryable=True, status=429),
-                                     ProviderError("oops", retryable=True, status=500),
+                                     ProviderError("oops", retryable=True, status=529),
                                      ProviderError("no reply within 1 s", retryable=True)])
-def test_transient_failures_are_retried_with_exponential_backoff(failure):
+def test_transient_failures_are_waited_out_with_jittered_exponential_backoff(failure):
     provider = ScriptedProvider([failure, failure, "fine"])
-    client, sleeps = _client(provider, retries=3, backoff_s=0.5)
+    client, time = _client(provider, backoff_s=0.5)
     reply = client.complete(request())
     assert reply.ok and reply.text == "fine 0/propose/0"
     assert reply.attempts == 3
-    assert sleeps == [0.5, 1.0]
+    assert 0.25 + 0.5 <= sum(time.sleeps) <= 0.5 + 1.0  # each wait in the upper half of 0.5 * 2**n
+    assert reply.waited_s == pytest.approx(sum(time.sleeps)) and reply.latency_s >= reply.waited_s
 
 
-def test_a_non_retryable_error_stops_at_once():
-    provider = ScriptedProvider([ProviderError("bad request", retryable=False, status=400), "never"])
-    client, sleeps = _client(provider)
+def test_a_servers_retry_after_is_honoured_when_longer_than_the_backoff():
+    provider = ScriptedProvider([ProviderError("slow down", retryable=True, status=429, retry_after=7.0), "fine"])
+    client, time = _client(provider, backoff_s=0.1)
+    assert client.complete(request()).ok and 7.0 <= sum(time.sleeps) <= 7.7
+
+
+def test_a_burst_longer_than_a_fixed_count_of_retries_is_waited_out_within_the_budget():
+    burst = [ProviderError("busy", retryable=True, status=429, retry_after=1.0)] * 20
+    provider = ScriptedProvider([*burst, "fine"])
+    client, time = _client(provider, retry_budget_s=60.0)
     reply = client.complete(request())
-    assert reply.error == "HTTP 400 after 1 attempt: bad request"
-    assert reply.text == "" and reply.attempts == 1 and sleeps == []
-    assert len(provider.attempts) == 1
+    assert reply.ok and reply.attempts == 21 and sum(time.sleeps) < 60.0
 
 
-def test_all_attempts_failing_gives_a_recorded_error_reply():
+def test_a_failure_that_outlasts_the_retry_budget_stops_the_run_unrecorded():
     recorded = []
-    provider = ScriptedProvider([ProviderError("unavailable\nupstream", retryable=True, status=503)] * 4)
-    client, sleeps = _client(provider, retries=3, backoff_s=1.0, recorder=lambda q, r: recorded.append((q, r)))
+    provider = ScriptedProvider([ProviderError("unavailable\nupstream", retryable=True, status=503)] * 1000)
+    client, time = _client(provider, retry_budget_s=30.0, recorder=lambda q, r: recorded.append((q, r)))
+    with pytest.raises(ProviderStopped, match=r"^scripted still failing after \d+ attempts over [\d.]+ s \(the next "
+                                              r"wait, [\d.]+ s, would pass llm.retry_budget_s = 30\): HTTP 503: "
+                                              r"unavailable upstream$") as stop:
+        client.complete(request())
+    assert sum(time.sleeps) <= 30.0 and stop.value.waited_s == pytest.approx(sum(time.sleeps))
+    assert stop.value.attempts == len(provider.attempts) > 5
+    assert recorded == [] and client.stats()["calls"] == 0
+
+
+def test_llm_retries_caps_the_retries_of_a_call():
+    provider = ScriptedProvider([ProviderError("busy", retryable=True, status=429)] * 5)
+    client, _ = _client(provider, retries=2)
+    with pytest.raises(ProviderStopped, match=r"still failing after 3 attempts \(llm.retries = 2\): HTTP 429: busy$"):
+        client.complete(request())
+    assert len(provider.attempts) == 3
+
+
+def test_a_refusal_no_retry_fixes_stops_at_once():
+    provider = ScriptedProvider([ProviderError("bad request", retryable=False, status=400), "never"])
+    client, time = _client(provider)
+    with pytest.raises(ProviderStopped, match="^scripted refused the call: HTTP 400: bad request$"):
+        client.complete(request())
+    assert len(provider.attempts) == 1 and time.sleeps == []
+
+
+def test_a_failure_that_is_the_calls_own_outcome_is_recorded_not_retried():
+    recorded = []
+    provider = ScriptedProvider([ProviderError("no recorded reply for call 0/propose/0", retryable=False)])
+    client, time = _client(provider, recorder=lambda q, r: recorded.append((q, r)))
     reply = client.complete(request())
-    assert reply.error == "HTTP 503 after 4 attempts: unavailable upstream"
-    assert (reply.text, reply.attempts, reply.provider, reply.model) == ("", 4, "scripted", "fake")
-    assert sleeps == [1.0, 2.0, 4.0]
-    assert recorded == [(request(), reply)]
+    assert reply.error == "failed after 1 attempt: no recorded reply for call 0/propose/0"
+    assert (reply.text, reply.attempts, reply.provider, reply.model) == ("", 1, "scripted", "fake")
+    assert recorded == [(request(), reply)] and time.sleeps == []
     assert client.stats()["errors"] == 1
+
+
+def test_a_stop_in_a_batch_records_the_replies_in_flight_and_sends_no_more():
+    recorded = []
+    provider = ScriptedProvider(["a", ProviderError("invalid key", retryable=False, status=401), "c"], delay_s=0.2)
+    client, _ = _client(provider, concurrency=3, recorder=lambda q, r: recorded.append(q.key))
+    batch = [request(sample=i) for i in range(3)]
+    with pytest.raises(ProviderStopped, match="refused the call: HTTP 401: invalid key"):
+        client.complete_many(batch)
+    assert len(provider.attempts) == 3 and len(recorded) == 2  # in flight together: the other two are kept
+    assert recorded == sorted(recorded)  # in request order
+    serial = ScriptedProvider(["a", ProviderError("invalid key", retryable=False, status=401), "c"])
+    client, _ = _client(serial, concurrency=1, recorder=lambda q, r: recorded.append(q.key))
+    with pytest.raises(ProviderStopped):
+        client.complete_many(batch)
+    assert serial.attempts == [batch[0].key, batch[1].key]  # nothing is sent after the stop
+
+
+def test_a_wait_closes_the_gate_for_every_call_of_the_provider():
+    time = FakeTime()
+    gate = Gate(provider="p", budget_s=100.0, backoff_s=0.1, sleep=time.sleep, clock=time.now)
+    gate.after_failure(ProviderError("busy", retryable=True, status=429, retry_after=5.0), 0, time.now(), 0.0)
+    gate.wait()  # any call, not only the one that failed, waits the server's 5 s
+    assert 5.0 <= sum(time.sleeps) <= 5.5
+    slept = sum(time.sleeps)
+    gate.wait()
+    assert sum(time.sleeps) == slept  # open again
+
+
+def test_a_stop_ends_the_waits_of_the_providers_other_calls():
+    gate = Gate(provider="p", budget_s=100.0, backoff_s=0.0)
+    gate.after_failure(ProviderError("busy", retryable=True, status=429, retry_after=60.0), 0, gate.now(), 0.0)
+    waiting = []
+
+    def wait() -> None:
+        try:
+            gate.wait()
+        except ProviderStopped as exc:
+            waiting.append(exc)
+
+    thread = threading.Thread(target=wait)
+    thread.start()
+    with pytest.raises(ProviderStopped):
+        gate.after_failure(ProviderError("bad key", retryable=False, status=401), 0, gate.now(), 0.0)
+    thread.join(timeout=5)
+    assert not thread.is_alive() and len(waiting) == 1 and "refused the call: HTTP 401: bad key" in str(waiting[0])
+
+
+def test_waits_are_told_to_on_wait():
+    heard = []
+    provider = ScriptedProvider([ProviderError("busy", retryable=True, status=429, retry_after=2.0,
+                                               label="429 rate_limit_error"), "fine"])
+    client, _ = _client(provider, on_wait=lambda *a: heard.append(a))
+    client.complete(request())
+    (provider, what, seconds), = heard
+    assert (provider, what) == ("scripted", "429 rate_limit_error") and 2.0 <= seconds <= 2.2
 
 
 def test_a_provider_exception_is_survived_and_not_retried():
@@ -168,7 +262,7 @@ def test_a_grouping_provider_decodes_the_whole_batch_even_where_part_of_it_is_re
 
 def test_a_grouping_provider_gets_a_single_request_alone_and_its_failures_are_recorded_per_request():
     provider = GroupingProvider([ProviderError("busy", status=503, retryable=True)])
-    client = LLMClient(provider, sleep=lambda s: None)
+    client, _ = _client(provider)
     replies = client.complete_many([request(sample=0), request(sample=1, text="fail")])
     assert len(provider.groups) == 2  # the retryable failure of the whole group, then its retry
     assert replies[0].ok and replies[0].attempts == 2

@@ -106,14 +106,15 @@ def test_a_dollar_cap_needs_a_price():
 
 
 def test_usage_per_role_and_iteration_with_unknown_cost():
-    replies = [LLMReply(CallKey(1, "propose"), "x = 1\n```", "p", "m", 100, 10, 2.0, cost_usd=0.5, prefill="```python\n"),
+    replies = [LLMReply(CallKey(1, "propose"), "x = 1\n```", "p", "m", 100, 10, 2.0, cost_usd=0.5, prefill="```python\n",
+                        attempts=3, waited_s=1.5),
                LLMReply(CallKey(1, "repair-0-0"), "", "p", "m", 0, 0, 1.0, error="HTTP 500", cost_usd=0.0),
                LLMReply(CallKey(2, "propose"), "Here:\n```python\nx=1  # the same program\n```", "p", "m", 200, 20,
                         3.0, tokens_cached=150, cost_usd=None),
                LLMReply(CallKey(2, "propose-1"), "no code at all", "p", "m", 50, 5, 1.0, cost_usd=0.0)]
     u = usage(replies)
     assert u["total"] == {"calls": 4, "errors": 1, "programs": 1, "tokens_in": 350, "tokens_cached": 150,
-                          "tokens_out": 35, "cost_usd": None, "seconds": 7.0}
+                          "tokens_out": 35, "cost_usd": None, "seconds": 7.0, "retried": 1, "waited_s": 1.5}
     assert u["roles"]["repair"]["cost_usd"] == 0.0 and u["roles"]["proposal"]["cost_usd"] is None
     assert [(g["iteration"], g["calls"], g["programs"], g["cost_usd"]) for g in u["iterations"]] == [
         (1, 2, 1, 0.5), (2, 2, 1, None)]

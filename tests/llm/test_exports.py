@@ -14,8 +14,8 @@ def test_the_exported_names():
     assert sorted(csro.llm.__all__) == [
         "CallKey", "Completer", "DEFAULT_MODEL", "LLMClient", "LLMReply", "LLMRequest",
         "LLMSession", "Limits", "MODELS", "Message", "Meter", "PRICES", "PRICES_DATE", "Price", "Provider", "ProviderError",
-        "ROLES", "approx_prompt_tokens", "approx_tokens", "ensure_model", "make_provider", "meter_for", "price_of",
-        "replayed_run", "role_of", "stop_reason", "takes_images", "usage"]
+        "ROLES", "approx_prompt_tokens", "approx_tokens", "ensure_model", "last_stop", "make_provider", "meter_for",
+        "price_of", "replayed_run", "role_of", "stop_event", "takes_images", "usage", "waiting"]
     assert all(hasattr(csro.llm, name) for name in csro.llm.__all__)
 
 

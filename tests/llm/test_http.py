@@ -1,6 +1,7 @@
 """The hosted providers against a local scripted server: request shape, reply parsing, and
-fault injection (timeout, 429, 500, 400, malformed JSON, empty body, missing fields), with the
-API key never in an error. The servers are local fakes of the APIs' request shapes
+fault injection (timeout, 429, 500, an HTML 503, 400, 401/403/404, each API's overload
+signals, Retry-After, malformed JSON, empty body, missing fields), with the API key never in
+an error. The servers are local fakes of the APIs' request shapes
 (``test_*_request_shape*``); no hosted model is called."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import re
 import pytest
 
 from csro.config import LLMConfig
-from csro.errors import ConfigError
+from csro.errors import ConfigError, ProviderStopped
 from csro.llm import CallKey, LLMClient, LLMRequest, Message, make_provider
 
 from ._server import Answer, ScriptedServer
@@ -37,7 +38,7 @@ def key(monkeypatch):
 def _client(kind, server, prompt_cache=True, **kwargs):
     config = LLMConfig(provider=kind, model="m-1", base_url=server.url, api_key_env="CSRO_TEST_KEY",
                        prompt_cache=prompt_cache)
-    return LLMClient(make_provider(config), sleep=lambda s: None, **kwargs)
+    return LLMClient(make_provider(config), **{"backoff_s": 0.0, **kwargs})
 
 
 def test_openai_request_shape_and_reply():
@@ -105,23 +106,23 @@ def test_anthropic_request_shape_and_reply_with_native_prefill():
 
 @pytest.mark.parametrize("kind", ["openai", "gemini", "anthropic"])
 @pytest.mark.parametrize("fault, expected", [
-    (Answer({"error": f"rate limited for {KEY}"}, status=429), "HTTP 429 after 3 attempts: POST "),
-    (Answer({"error": "internal"}, status=500), "HTTP 500 after 3 attempts: POST "),
-    (Answer(raw=b"{not json"), "failed after 3 attempts: POST .*: malformed JSON reply: {not json"),
-    (Answer(raw=b""), "failed after 3 attempts: POST .*: empty reply"),
-    (Answer({"unexpected": True}), "failed after 3 attempts: reply without the expected fields"),
+    (Answer({"error": f"rate limited for {KEY}"}, status=429), "HTTP 429"),
+    (Answer({"error": "internal"}, status=500), "HTTP 500"),
+    (Answer(raw=b"<html><body>503 Service Unavailable</body></html>", status=503), "HTTP 503"),
+    (Answer(raw=b"{not json"), "malformed JSON reply: {not json"),
+    (Answer(raw=b""), "empty reply"),
+    (Answer({"unexpected": True}), "reply without the expected fields"),
 ])
-def test_request_shape_fault_injection_is_retried_then_recorded(kind, fault, expected):
+def test_request_shape_fault_injection_is_retried_then_stops_unrecorded(kind, fault, expected):
     recorded = []
     with ScriptedServer(fault) as server:
         client = _client(kind, server, retries=2, recorder=lambda q, r: recorded.append(r))
-        reply = client.complete(REQUEST)
-    assert len(server.seen) == 3
-    assert reply.text == "" and reply.attempts == 3
-    assert reply.latency_s > 0
-    assert reply.error is not None and "\n" not in reply.error
-    assert re.match(expected, reply.error), reply.error
-    assert KEY not in reply.error and recorded == [reply]
+        with pytest.raises(ProviderStopped) as stop:
+            client.complete(REQUEST)
+    assert len(server.seen) == 3 and stop.value.attempts == 3
+    message = str(stop.value)
+    assert message.startswith(f"{kind} at {server.url} still failing after 3 attempts (llm.retries = 2): ")
+    assert expected in message and "\n" not in message and KEY not in message and recorded == []
 
 
 @pytest.mark.parametrize("kind", ["openai", "gemini", "anthropic"])
@@ -131,6 +132,45 @@ def test_request_shape_fault_injection_transient_then_success(kind):
     assert reply.ok and reply.attempts == 3 and reply.text
 
 
+@pytest.mark.parametrize("kind, status, body", [
+    ("openai", 400, {"error": {"type": "requests", "code": "rate_limit_exceeded"}}),
+    ("gemini", 400, {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED"}}),
+    ("gemini", 409, {"error": {"code": 503, "status": "UNAVAILABLE"}}),
+    ("anthropic", 400, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+    ("anthropic", 529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+])
+def test_request_shape_each_apis_overload_signals_are_transient_whatever_the_status(kind, status, body):
+    with ScriptedServer(Answer(body, status=status), Answer(OK[kind])) as server:
+        reply = _client(kind, server).complete(REQUEST)
+    assert reply.ok and reply.attempts == 2
+
+
+@pytest.mark.parametrize("header, value, wait", [("Retry-After", "2", 2.0), ("retry-after-ms", "1500", 1.5),
+                                                 ("Retry-After", "DATE+3", 3.0)])
+def test_request_shape_retry_after_in_seconds_milliseconds_or_an_http_date(header, value, wait):
+    import email.utils
+    import time
+
+    if value == "DATE+3":
+        value = email.utils.formatdate(time.time() + 3.5, usegmt=True)  # whole seconds: 2.5..3.5 s from now
+    heard = []
+    with ScriptedServer(Answer({}, status=429, headers={header: value}), Answer(OPENAI_OK)) as server:
+        client = _client("openai", server, on_wait=lambda *a: heard.append(a))
+        assert client.complete(REQUEST).ok
+    (provider, what, seconds), = heard
+    assert what == "429" and wait - 0.6 <= seconds <= wait * 1.1 + 0.6
+
+
+def test_request_shape_geminis_retry_info_is_a_retry_after():
+    body = {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED",
+                      "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "4s"}]}}
+    heard = []
+    with ScriptedServer(Answer(body, status=429), Answer(GEMINI_OK)) as server:
+        assert _client("gemini", server, on_wait=lambda *a: heard.append(a)).complete(REQUEST).ok
+    (provider, what, seconds), = heard
+    assert (provider, what) == (f"gemini at {server.url}", "429 RESOURCE_EXHAUSTED") and 4.0 <= seconds <= 4.4
+
+
 @pytest.mark.parametrize("kind", ["openai", "gemini", "anthropic"])
 def test_request_shape_fault_injection_timeout(kind):
     with ScriptedServer(Answer(OK[kind], delay_s=1.0), Answer(OK[kind])) as server:
@@ -138,28 +178,61 @@ def test_request_shape_fault_injection_timeout(kind):
         assert reply.ok and reply.attempts == 2
         timed_out = _client(kind, server, retries=0, timeout_s=0.2)
         server.answers = [Answer(OK[kind], delay_s=1.0)]
-        failed = timed_out.complete(REQUEST)
-    assert failed.error.startswith("failed after 1 attempt: POST ") and "no reply within 0.2 s" in failed.error
+        with pytest.raises(ProviderStopped, match="no reply within 0.2 s"):
+            timed_out.complete(REQUEST)
 
 
-@pytest.mark.parametrize("kind", ["openai", "gemini", "anthropic"])
-def test_request_shape_a_client_error_is_not_retried_and_the_key_is_scrubbed(kind):
-    with ScriptedServer(Answer({"error": {"message": f"invalid key {KEY}"}}, status=401)) as server:
-        client = _client(kind, server, retries=3)
-        reply = client.complete(REQUEST)
+@pytest.mark.parametrize("kind, status", [("openai", 401), ("gemini", 403), ("anthropic", 401), ("openai", 404),
+                                          ("anthropic", 400)])
+def test_request_shape_a_client_error_stops_at_once_and_the_key_is_scrubbed(kind, status):
+    with ScriptedServer(Answer({"error": {"message": f"invalid key {KEY}"}}, status=status)) as server:
+        client = _client(kind, server)
+        with pytest.raises(ProviderStopped) as stop:
+            client.complete(REQUEST)
     assert len(server.seen) == 1
-    assert reply.error.startswith("HTTP 401 after 1 attempt: POST ")
-    assert "invalid key ***" in reply.error and KEY not in reply.error
+    message = str(stop.value)
+    assert message.startswith(f"{kind} at {server.url} refused the call: HTTP {status}: POST ")
+    assert "invalid key ***" in message and KEY not in message
+    named = "check the API key in environment variable CSRO_TEST_KEY, named by llm.api_key_env"
+    assert (named in message) == (status in (401, 403))
     assert KEY not in repr(client.provider) and KEY not in str(client.provider)
 
 
-def test_a_connection_error_is_retried():
+@pytest.mark.parametrize("kind, status, body, said", [
+    ("openai", 429, {"error": {"message": "You exceeded your current quota", "type": "insufficient_quota",
+                               "code": "insufficient_quota"}}, "refused the call: HTTP 429: .*insufficient_quota"),
+    ("gemini", 400, {"error": {"code": 400, "message": "API key not valid. Please pass a valid API key.",
+                               "status": "INVALID_ARGUMENT"}}, "check the API key in environment variable CSRO_TEST_KEY"),
+])
+def test_request_shape_an_exhausted_quota_or_geminis_invalid_key_stops_at_once(kind, status, body, said):
+    with ScriptedServer(Answer(body, status=status)) as server:
+        with pytest.raises(ProviderStopped, match=said):
+            _client(kind, server).complete(REQUEST)
+    assert len(server.seen) == 1
+
+
+def test_a_refusal_of_a_local_server_without_a_key_says_no_key_was_sent():
+    with ScriptedServer(Answer({"error": "auth"}, status=401)) as server:
+        client = LLMClient(make_provider(LLMConfig(provider="openai", model="m", base_url=server.url)))
+        with pytest.raises(ProviderStopped, match="no API key was sent: name its environment variable in "
+                                                  "llm.api_key_env"):
+            client.complete(REQUEST)
+
+
+def test_request_shape_a_body_that_cannot_be_decoded_is_retried():
+    garbled = Answer(raw=b"not gzip at all", headers={"Content-Encoding": "gzip"})
+    with ScriptedServer(garbled, Answer(OPENAI_OK)) as server:
+        reply = _client("openai", server).complete(REQUEST)
+    assert reply.ok and reply.attempts == 2
+
+
+def test_a_connection_error_is_retried_then_stops():
     with ScriptedServer(Answer(OPENAI_OK)) as server:
         url = server.url
     client = LLMClient(make_provider(LLMConfig(provider="openai", model="m", base_url=url)), retries=1,
-                       sleep=lambda s: None)
-    reply = client.complete(REQUEST)
-    assert reply.attempts == 2 and reply.error.startswith("failed after 2 attempts: POST /chat/completions: Connect")
+                       backoff_s=0.0)
+    with pytest.raises(ProviderStopped, match="still failing after 2 attempts .*: POST /chat/completions: Connect"):
+        client.complete(REQUEST)
 
 
 @pytest.mark.parametrize("kind, env", [("openai", "OPENAI_API_KEY"), ("gemini", "GEMINI_API_KEY"),

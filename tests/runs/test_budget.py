@@ -38,7 +38,8 @@ def test_a_calls_budget_stops_the_run_and_resume_with_a_larger_one_ends_like_an_
 
     refused = csro("resume", directory, "--set", "iterations=5", check=False)
     assert refused.returncode == 2
-    assert refused.stderr.strip() == ("error: --set iterations: only llm.budget fields may change when resuming "
+    assert refused.stderr.strip() == ("error: --set iterations: only llm.budget, llm.retry_budget_s, llm.retries, "
+                                      "llm.backoff_s may change when resuming "
                                       "(a run's other settings are fixed by what it has stored)")
     invalid = csro("resume", directory, "--set", "llm.budget.calls=-1", check=False)
     assert invalid.returncode == 2 and "llm.budget.calls" in invalid.stderr

@@ -66,6 +66,10 @@ def status_text(directory: pathlib.Path, s: dict) -> None:
               f"({', '.join(f'{k} {v}' for k, v in sorted(s['statuses'].items()))}), {s['llm']['calls']} of "
               f"{s['budget']} LLM calls; best " + (f"{best['id']} (fitness {best['fitness']:.4g})" if best else "-"),
               highlight=False)
+    if s["stopped"]:
+        out.print(f"stopped by the LLM {s['stopped_by']}: {s['stopped']}", highlight=False)
+    out.print(f"LLM: {s['llm']['retried']} calls retried, {s['llm']['waited_s']:.1f} s waiting for the provider",
+              highlight=False)
 
 
 VIEW = View(event_line=event_line, closing=closing, status=status_text, total=lambda s: None)

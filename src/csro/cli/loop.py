@@ -89,7 +89,8 @@ def _cost_line(s: dict, roles: bool = True) -> None:
     total = s["llm"]["usage"]["total"]
     cost = "cost unknown" if total["cost_usd"] is None else f"${total['cost_usd']:.4f}"
     out.print(f"LLM: {total['calls']} calls ({total['programs']} distinct programs), {total['tokens_in']} tokens in ({total['tokens_cached']} cached), "
-              f"{total['tokens_out']} out, {total['errors']} errors, {cost}, {total['seconds']:.1f} s")
+              f"{total['tokens_out']} out, {total['errors']} errors, {cost}, {total['seconds']:.1f} s; "
+              f"{s['llm']['retried']} calls retried, {s['llm']['waited_s']:.1f} s waiting for the provider")
     by_role = s["llm"]["usage"]["roles"]
     if roles and by_role:
         out.print("  by role: " + ", ".join(
@@ -116,7 +117,7 @@ def _status_text(directory: pathlib.Path, s: dict) -> None:
     state = "done" if s["done"] else f"iteration {_fmt(s['iteration'])} of {s['iterations']} finished"
     out.print(f"{directory}: {state}")
     if s["stopped"]:
-        out.print(f"stopped by the LLM budget: {s['stopped']}", highlight=False)
+        out.print(f"stopped by the LLM {s['stopped_by']}: {s['stopped']}", highlight=False)
     _population_table(s)
     if s.get("sandbox"):
         from csro.policies import describe_layers

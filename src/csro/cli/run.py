@@ -19,7 +19,7 @@ import typer
 from csro.cli import aor, discover, loop, reproduce, train
 from csro.cli._app import app
 from csro.cli._progress import run_hooks
-from csro.errors import BudgetExhausted, ConfigError
+from csro.errors import ConfigError, RunStopped
 from csro.text import untrusted
 
 VIEWS = {"csro": loop.VIEW, "discover": discover.VIEW, "aor": aor.VIEW, "train": train.VIEW, "reproduce": reproduce.VIEW}
@@ -36,7 +36,8 @@ def run_cmd(
                                   "spend (low/expected/high); make no call and write nothing."),
 ) -> None:
     """Start a run of any kind (CSRO, discovery, AOR, training); resumable with `csro resume`.
-    Exit 3: stopped by llm.budget (continue with `csro resume DIR --set llm.budget...`)."""
+    Exit 3: stopped by llm.budget (continue with `csro resume DIR --set llm.budget...`); exit 4:
+    stopped because the LLM provider could not answer (continue with `csro resume DIR`)."""
     from csro import runkinds
 
     cfg = runkinds.load(config, overrides)
@@ -51,7 +52,7 @@ def run_cmd(
     if out_dir is None:
         raise ConfigError("--out: csro run needs the new run directory (or --estimate)")
     view = VIEWS[cfg.kind]
-    with run_hooks(view, view.total(cfg.model_dump())) as hooks, _budget_stop(out_dir):
+    with run_hooks(view, view.total(cfg.model_dump())) as hooks, _stopped(out_dir):
         report = runkinds.start(cfg, out_dir, hooks)
     view.closing(out_dir, report, untrusted(runkinds.status(out_dir), markup=True))
 
@@ -59,29 +60,30 @@ def run_cmd(
 @app.command("resume")
 def resume_cmd(
     directory: pathlib.Path = typer.Argument(..., help="The run directory."),
-    overrides: List[str] = typer.Option([], "--set", help="Change the budget first: llm.budget.FIELD=value "
-                                        "(repeatable; no other field may change)."),
+    overrides: List[str] = typer.Option([], "--set", help="Change the budget or the waiting for a flaky "
+                                        "provider first: llm.budget.FIELD=value, llm.retry_budget_s, llm.retries, "
+                                        "llm.backoff_s (repeatable; no other field may change)."),
 ) -> None:
     """Continue an interrupted run of any kind to the result an uninterrupted run would have.
-    Exit 3: stopped by llm.budget again."""
+    Exit 3: stopped by llm.budget again; exit 4: stopped by the LLM provider again."""
     from csro import runkinds
 
     if overrides:
         runkinds.change_budget(directory, overrides)
     s = runkinds.status(directory)
     view = VIEWS[s["kind"]]
-    with run_hooks(view, view.total(s)) as hooks, _budget_stop(directory):
+    with run_hooks(view, view.total(s)) as hooks, _stopped(directory):
         report = runkinds.resume(directory, hooks)
     view.closing(directory, report, untrusted(runkinds.status(directory), markup=True))
 
 
 @contextlib.contextmanager
-def _budget_stop(directory: pathlib.Path) -> Iterator[None]:
-    """A run stopped by its LLM budget: the exception learns the directory, so the message (and
-    exit 3, in ``csro.cli.main``) can say how to continue it."""
+def _stopped(directory: pathlib.Path) -> Iterator[None]:
+    """A run stopped by its LLM budget or provider: the exception learns the directory, so the
+    message (and exit 3 or 4, in ``csro.cli.main``) can say how to continue it."""
     try:
         yield
-    except BudgetExhausted as exc:
+    except RunStopped as exc:
         exc.directory = directory
         raise
 

@@ -17,13 +17,13 @@ import dataclasses
 import pathlib
 from csro import events
 from csro.config import parse_model
-from csro.errors import ConfigError
-from csro.llm import LLMSession
+from csro.errors import ConfigError, RunStopped
+from csro.llm import LLMSession, stop_event, usage, waiting
 from csro.recording import run_client
 from csro.oracles.evolve import Evolution, ProgramDatabase
 from csro.policies import SandboxLimits, check_layers
 from csro.report import write_report
-from csro.runs import Hooks, begin, carry_on
+from csro.runs import Hooks, begin, carry_on, stop_fields
 from csro.solvers.cfr import SolveConfig, log_checkpoints, solve
 from csro.solvers.psro_exact import run_psro_exact
 from csro.solvers.suite import resolve_games
@@ -57,7 +57,9 @@ def status(directory: str | pathlib.Path) -> dict:
         programs = store.programs()
         final = store.final()
         llm = store.llm_stats()
-        sandbox = store.events(events.SANDBOX)
+        spent = usage(reply for _, reply in store.llm_calls())["total"]
+        recorded_events = store.events()
+    sandbox = [e for e in recorded_events if e["kind"] == events.SANDBOX]
     scored = [p for p in programs if p.get("fitness") is not None]
     best = max(scored, key=lambda p: p["fitness"], default=None)
     return {
@@ -66,8 +68,10 @@ def status(directory: str | pathlib.Path) -> dict:
         "best": None if best is None else {"id": best["id"], "fitness": best["fitness"]},
         "final": None if final is None else {k: final.get(k) for k in ("best", "fitness", "seed_fitness", "stop",
                                                                         "programs", "llm_calls")},
-        "llm": {k: llm[k] for k in ("calls", "tokens_in", "tokens_out", "errors")},
+        "llm": {**{k: llm[k] for k in ("calls", "tokens_in", "tokens_out", "errors")},
+                **waiting(spent, recorded_events)},
         "sandbox": sandbox[-1]["data"] if sandbox else None,
+        **stop_fields(recorded_events, final is not None),
     }
 
 
@@ -111,12 +115,16 @@ def _execute(config: DiscoverConfig, store: RunStore, hooks: Hooks) -> pathlib.P
     extra = {} if config.target == "cfr" else {"eval_solver": config.eval_solver}
     problem = StoredScores(kind(train, k, config.quick_fraction, evolve, _limits(config), reference, **extra), store)
     db = ProgramDatabase(evolve.islands, problem.fitness, problem.descriptor)
-    with run_client(config.llm, store) as llm:
+    with run_client(config.llm, store, on_wait=hooks.on_wait) as llm:
         session = LLMSession(llm, iteration=0, temperature=config.llm.temperature, seed=config.seed)
         engine = Evolution(problem, db, session, evolve, max_tokens=config.max_tokens,
                            on_program=lambda p, f: store.add_program(dataclasses.asdict(p), f), log=log)
         engine.add_seeds([problem.seed_program])
-        stop = engine.run()
+        try:
+            stop = engine.run()
+        except RunStopped as exc:  # everything written so far is stored; a resume re-walks the search
+            log(stop_event(exc), exc.data())
+            raise
     best = db.best()
     seed = next(p for p in db.programs.values() if p.mutation == "seed")
     log(events.DISCOVER_COMPARE, {"best": best.id, "games": len(train) + len(test)})

@@ -15,13 +15,13 @@ _EXPORTS = {
     "ProviderError": "csro.errors",
     **dict.fromkeys(("make_provider", "replayed_run", "takes_images"), "csro.llm._factory"),
     **dict.fromkeys(("CallKey", "LLMReply", "LLMRequest", "Message", "Provider"), "csro.llm._types"),
-    **dict.fromkeys(("Limits", "Meter", "meter_for", "stop_reason"), "csro.llm.budget"),
+    **dict.fromkeys(("Limits", "Meter", "last_stop", "meter_for", "stop_event"), "csro.llm.budget"),
     **dict.fromkeys(("DEFAULT_MODEL", "MODELS", "ensure_model"), "csro.llm.models"),
     **dict.fromkeys(("PRICES", "PRICES_DATE", "Price", "price_of"), "csro.llm.prices"),
     "ROLES": "csro.config",
     "role_of": "csro.llm.roles",
     **dict.fromkeys(("Completer", "LLMSession"), "csro.llm.session"),
     **dict.fromkeys(("approx_prompt_tokens", "approx_tokens"), "csro.llm.tokens"),
-    "usage": "csro.llm.usage",
+    **dict.fromkeys(("usage", "waiting"), "csro.llm.usage"),
 }
 __all__ = lazy_package(__name__, _EXPORTS)

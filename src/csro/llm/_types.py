@@ -87,7 +87,9 @@ class LLMReply:
     attempt failed, ``error`` says why and ``text`` is empty; nothing is raised to the oracle.
     ``tokens_in`` counts every prompt token; ``tokens_cached`` of them were read from the
     provider's prompt cache and ``tokens_cache_write`` written to it. ``cost_usd`` is set by
-    the client from ``csro.llm.prices`` (None: the model's price is unknown).
+    the client from ``csro.llm.prices`` (None: the model's price is unknown). ``attempts``
+    counts the provider calls this reply took and ``waited_s`` the seconds spent waiting
+    between them (``csro.llm.retry``; both included in ``latency_s``).
     """
 
     key: CallKey
@@ -103,6 +105,7 @@ class LLMReply:
     tokens_cached: int = 0
     tokens_cache_write: int = 0
     cost_usd: float | None = None
+    waited_s: float = 0.0
 
     @property
     def ok(self) -> bool:

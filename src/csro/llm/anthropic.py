@@ -33,16 +33,19 @@ class AnthropicProvider(HTTPProvider):
     """Anthropic's Messages API."""
 
     name = "anthropic"
+    # the Messages API's error types of a rate limit, an overload (HTTP 529) or its own fault
+    TRANSIENT = frozenset({"rate_limit_error", "overloaded_error", "api_error", "timeout_error"})
 
-    def __init__(self, model: str, *, key: str, base_url: str | None = None, cache: bool = True):
+    def __init__(self, model: str, *, key: str, base_url: str | None = None, cache: bool = True,
+                 key_env: str | None = None):
         super().__init__(model, base_url or DEFAULT_BASE_URL, {"x-api-key": key, "anthropic-version": API_VERSION},
-                         key)
+                         key, key_env)
         self.cache = cache
 
     @classmethod
     def from_config(cls, llm: LLMConfig, _: object = None) -> "AnthropicProvider":
-        return cls(model_of(llm), key=key_of(llm.api_key_env or "ANTHROPIC_API_KEY"), base_url=llm.base_url,
-                   cache=llm.prompt_cache)
+        env = llm.api_key_env or "ANTHROPIC_API_KEY"
+        return cls(model_of(llm), key=key_of(env), base_url=llm.base_url, cache=llm.prompt_cache, key_env=env)
 
     def build(self, request: LLMRequest) -> tuple[str, dict[str, Any]]:
         system, chat = split_system(list(request.messages))

@@ -25,13 +25,14 @@ import math
 import threading
 from typing import Sequence
 
-from csro.errors import BudgetExhausted, ConfigError
-from csro.events import BUDGET_EXHAUSTED, ITERATION_START
+from csro.errors import BudgetExhausted, ConfigError, RunStopped
+from csro.events import BUDGET_EXHAUSTED, DISCOVER_START, ITERATION_START, PROVIDER_STOPPED, STOPS
 from csro.llm._types import LLMReply, LLMRequest
 from csro.llm.prices import Price
 from csro.llm.roles import role_of
 from csro.llm.tokens import approx_prompt_tokens
 
+WENT_ON = (ITERATION_START, DISCOVER_START)  # events of a run that started or resumed work
 PROMPT_MARGIN = 1.25  # the approximation is within ~15% of a BPE tokenizer on csro's prompts
 
 
@@ -126,8 +127,17 @@ def _check(field: str, limits: Limits, spent: Spent, worst: Spent) -> None:
                                   f"{worst.calls} call(s) could take {more:.4g} more", f"{field}.{what}")
 
 
-def stop_reason(recorded: Sequence[dict]) -> str | None:
-    """Why the run stopped, if its last stop (a ``budget_exhausted`` event) came after its last
-    ``iteration_start``: a resumed run that went on is no longer stopped."""
-    last = next((e for e in reversed(recorded) if e["kind"] in (BUDGET_EXHAUSTED, ITERATION_START)), None)
-    return last["data"]["reason"] if last is not None and last["kind"] == BUDGET_EXHAUSTED else None
+def stop_event(stop: RunStopped) -> str:
+    """The kind of event that records ``stop`` (``budget_exhausted`` or ``provider_stopped``,
+    with ``stop.data()``; ``last_stop`` reads it back)."""
+    return BUDGET_EXHAUSTED if isinstance(stop, BudgetExhausted) else PROVIDER_STOPPED
+
+
+def last_stop(recorded: Sequence[dict]) -> dict | None:
+    """Why the run stopped, ``{"by": "budget" | "provider", "reason": ...}``, if its last stop
+    (a ``budget_exhausted`` or ``provider_stopped`` event) came after its last
+    ``iteration_start`` (or ``discover_start``): a resumed run that went on is no longer stopped."""
+    last = next((e for e in reversed(recorded) if e["kind"] in (*STOPS, *WENT_ON)), None)
+    if last is None or last["kind"] in WENT_ON:
+        return None
+    return {"by": "budget" if last["kind"] == BUDGET_EXHAUSTED else "provider", "reason": last["data"]["reason"]}

@@ -37,17 +37,20 @@ class GeminiProvider(HTTPProvider):
     """Gemini's generateContent."""
 
     name = "gemini"
+    # google.rpc status codes of a quota, an overload or the service's own fault
+    TRANSIENT = frozenset({"RESOURCE_EXHAUSTED", "UNAVAILABLE", "DEADLINE_EXCEEDED", "INTERNAL", "ABORTED"})
 
-    def __init__(self, model: str, *, key: str, base_url: str | None = None, cache: bool = True):
-        super().__init__(model, base_url or DEFAULT_BASE_URL, {"x-goog-api-key": key}, key)
+    def __init__(self, model: str, *, key: str, base_url: str | None = None, cache: bool = True,
+                 key_env: str | None = None):
+        super().__init__(model, base_url or DEFAULT_BASE_URL, {"x-goog-api-key": key}, key, key_env)
         self.cache = cache
         self._caches: dict[str, str | None] = {}  # prefix digest -> cachedContents name (None: refused)
         self._cache_lock = threading.Lock()
 
     @classmethod
     def from_config(cls, llm: LLMConfig, _: object = None) -> "GeminiProvider":
-        return cls(model_of(llm), key=key_of(llm.api_key_env or "GEMINI_API_KEY"), base_url=llm.base_url,
-                   cache=llm.prompt_cache)
+        env = llm.api_key_env or "GEMINI_API_KEY"
+        return cls(model_of(llm), key=key_of(env), base_url=llm.base_url, cache=llm.prompt_cache, key_env=env)
 
     def complete(self, request: LLMRequest, timeout_s: float) -> LLMReply:
         prefix = self._prefix(request)

@@ -29,16 +29,22 @@ class OpenAIProvider(HTTPProvider):
     """Chat completions on an OpenAI-compatible server."""
 
     name = "openai"
+    # OpenAI's error types and codes for a rate limit, an overload or its own fault (vLLM and
+    # llama.cpp's server use the same shapes)
+    TRANSIENT = frozenset({"rate_limit_exceeded", "rate_limit_error", "server_error", "overloaded", "overloaded_error",
+                           "service_unavailable", "timeout"})
+    PERMANENT = frozenset({"insufficient_quota"})  # a 429 that only billing ends
 
-    def __init__(self, model: str, *, base_url: str | None = None, key: str | None = None):
+    def __init__(self, model: str, *, base_url: str | None = None, key: str | None = None,
+                 key_env: str | None = None):
         headers = {"Authorization": f"Bearer {key}"} if key else {}
-        super().__init__(model, base_url or DEFAULT_BASE_URL, headers, key)
+        super().__init__(model, base_url or DEFAULT_BASE_URL, headers, key, key_env)
 
     @classmethod
     def from_config(cls, llm: LLMConfig, _: object = None) -> "OpenAIProvider":
         # A local server (base_url set) needs no key unless one is named; OpenAI itself does.
         env = llm.api_key_env or (None if llm.base_url else "OPENAI_API_KEY")
-        return cls(model_of(llm), base_url=llm.base_url, key=key_of(env) if env else None)
+        return cls(model_of(llm), base_url=llm.base_url, key=key_of(env) if env else None, key_env=env)
 
     @classmethod
     def takes_images(cls, llm: LLMConfig) -> bool:

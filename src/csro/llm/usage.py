@@ -1,9 +1,12 @@
 """A run's LLM spending from its recorded calls: per role, per iteration and in total, with
-time. ``csro status --json`` and the report show it (docs/cost.md)."""
+time, and what a flaky provider cost in waiting. ``csro status --json`` and the report show
+it (docs/cost.md)."""
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Sequence
+
+from csro.events import PROVIDER_STOPPED
 
 from csro.extract import reply_program
 from csro.llm._types import LLMReply
@@ -13,10 +16,13 @@ from csro.llm.roles import role_of
 
 def usage(replies: Iterable[LLMReply]) -> dict:
     """``{"total": G, "roles": {role: G}, "iterations": [{"iteration": k, **G}]}`` where each G is
-    ``{"calls", "errors", "programs", "tokens_in", "tokens_cached", "tokens_out", "cost_usd", "seconds"}``:
+    ``{"calls", "errors", "programs", "tokens_in", "tokens_cached", "tokens_out", "cost_usd", "seconds",
+    "retried", "waited_s"}``:
     ``programs`` counts the distinct programs among the replies (``csro.extract.reply_program``;
     issue 26: a sampler that collapses onto one mode shows as fewer programs than calls),
-    ``cost_usd`` is None when a call's price is unknown, ``seconds`` the calls' summed latency."""
+    ``cost_usd`` is None when a call's price is unknown, ``seconds`` the calls' summed latency,
+    ``retried`` the calls that took more than one attempt and ``waited_s`` their seconds spent
+    waiting between attempts (``csro.llm.retry``)."""
     replies = list(replies)
     program = {id(r): reply_program(r.full_text) if r.ok else None for r in replies}  # each reply parsed once
     roles: dict[str, list[LLMReply]] = {}
@@ -35,4 +41,15 @@ def _group(replies: list[LLMReply], program: dict[int, str | None]) -> dict:
     return {"calls": len(replies), "errors": sum(not r.ok for r in replies), "programs": len(programs),
             "tokens_in": sum(r.tokens_in for r in replies), "tokens_cached": sum(r.tokens_cached for r in replies),
             "tokens_out": sum(r.tokens_out for r in replies),
-            "cost_usd": None if None in costs else sum(costs), "seconds": sum(r.latency_s for r in replies)}
+            "cost_usd": None if None in costs else sum(costs), "seconds": sum(r.latency_s for r in replies),
+            "retried": sum(r.attempts > 1 for r in replies), "waited_s": sum(r.waited_s for r in replies)}
+
+
+def waiting(total: dict, recorded_events: Sequence[dict]) -> dict:
+    """What a flaky provider cost a run in waiting: ``retried``, the calls that needed more
+    than one attempt, the recorded ones (``total``, a group of ``usage``) and those that
+    stopped the run (its ``provider_stopped`` events); ``waited_s``, their seconds spent
+    waiting between attempts."""
+    stops = [e["data"] for e in recorded_events if e["kind"] == PROVIDER_STOPPED]
+    return {"retried": total["retried"] + sum(s.get("attempts", 1) > 1 for s in stops),
+            "waited_s": total["waited_s"] + sum(s.get("waited_s", 0.0) for s in stops)}

@@ -28,7 +28,8 @@ def body(store: RunStore) -> tuple[str, str, tuple]:
     title = f"CSRO discovery: {cfg['target']}"
     facts = key_values([
         ("target", esc(cfg["target"])),
-        ("status", "finished" if final else "in progress or interrupted (no comparison yet)"),
+        ("status", "finished" if final else esc(_sections.stopped_status(run)
+                                                or "in progress or interrupted (no comparison yet)")),
         ("training games", esc(cfg["train_games"])), ("held-out games", esc(cfg["test_games"])),
         ("K (iterations per fitness run)", fmt(final["k"] if final else cfg.get("iterations"))),
         ("LLM budget (calls)", fmt(cfg["budget"])),

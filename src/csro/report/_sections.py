@@ -17,8 +17,9 @@ from pygments.lexers import PythonLexer
 
 from csro import events
 from csro.authorship import UNKNOWN, model_weight
-from csro.llm import LLMReply, LLMRequest, role_of, stop_reason
+from csro.llm import LLMReply, LLMRequest, last_stop, role_of
 from csro.llm import usage as llm_usage
+from csro.llm import waiting
 from csro.policies import describe_layers
 from csro.report import _plots
 from csro.report._html import (
@@ -79,15 +80,19 @@ def sandbox_line(run_events: Sequence[dict]) -> str:
     return "; ".join(f"{k}: {v}" for k, v in describe_layers(recorded[-1]).items())
 
 
+def stopped_status(run: Run) -> str | None:
+    """Why an unfinished run stopped (its LLM budget or provider), or None."""
+    stop = last_stop(run.events)
+    return None if run.final is not None or stop is None else f"stopped by the LLM {stop['by']}: {stop['reason']}"
+
+
 def header(run: Run) -> str:
     cfg = run.config
     llm = cfg.get("llm") or {}
     done = max((it["iteration"] for it in run.iterations), default=None)
     status = "finished (final evaluation stored)" if run.final is not None else (
         "not started" if done is None else "in progress or interrupted (no final evaluation yet)")
-    stop = stop_reason(run.events)
-    if run.final is None and stop is not None:
-        status = f"stopped by the LLM budget: {stop}"
+    status = stopped_status(run) or status
     used = sorted({f"{r.provider}/{r.model}" for _, r in run.calls})
     facts = key_values([
         ("game", esc(cfg.get("game", "?"))),
@@ -251,10 +256,13 @@ def _cost_table(label: str, groups: Iterable[tuple[str, dict]]) -> str:
 def llm_cost(run: Run) -> str:
     total = run.usage["total"]
     budget = {k: v for k, v in ((run.config.get("llm") or {}).get("budget") or {}).items() if v}
+    waited = waiting(total, run.events)
     totals = key_values([("calls", fmt(total["calls"])), ("distinct programs", fmt(total["programs"])), ("tokens in", fmt(total["tokens_in"])),
                          ("of which cached", fmt(total["tokens_cached"])), ("tokens out", fmt(total["tokens_out"])),
                          ("errors", fmt(total["errors"])), ("cost", usd(total["cost_usd"])),
                          ("total latency", f"{total['seconds']:.1f} s"),
+                         ("calls retried (a flaky provider)", fmt(waited["retried"])),
+                         ("time waiting for the provider", f"{waited['waited_s']:.1f} s"),
                          ("budget (llm.budget)", esc(json.dumps(budget)) if budget else "none")])
     parts = [totals, _calls(run) if run.calls else '<p class="missing">No LLM calls are recorded.</p>',
              "<h3>Rejected candidates</h3>", _rejections(run)]

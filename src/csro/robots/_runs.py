@@ -62,7 +62,7 @@ def _execute(config: AorConfig, store: AorStore, hooks: runs.Hooks) -> pathlib.P
     host = SimHost(task, horizon=config.horizon, camera=cam.name if cam.enabled else None, width=cam.width,
                    height=cam.height)
     try:
-        with run_client(config.llm, store) as llm:
+        with run_client(config.llm, store, on_wait=hooks.on_wait) as llm:
             ActObserveRewrite(config, task, store, llm, host, hooks.on_event).run()
     finally:
         host.close()
