@@ -54,7 +54,6 @@ class Hooks:
 def start(config: RunConfig, directory: str | pathlib.Path, hooks: Hooks = Hooks()) -> pathlib.Path:
     """A new run of ``config`` in ``directory``; returns the report's path."""
     from csro.games import load_game
-
     from csro.recording import replayed_secret
 
     load_game(config.game)  # refuse an unknown game before anything is written

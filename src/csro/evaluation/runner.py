@@ -15,18 +15,17 @@ run's match root (the run seed keyed with the run's secret, ``csro.seeding.match
 seated policy names and the match index only; each seat gets a seed derived from it, which
 seeds a built-in bot's generator or a code policy's instance. No policy can compute a seed it
 was not given (issue 37): the root is secret, and a seat's seed reveals neither its match's
-seed nor another seat's.
+seed nor another seat's. Each chunk starts fresh sandbox workers for the code policies it
+needs, and within a worker each instance (one seat of one match) has random streams of its
+own (``csro.policies._streams``) and a fresh copy of the policy module wherever state could
+pass through it (``csro.policies._sharing``), so neither module globals nor ``random`` are
+shared between matches; the chunk layout is therefore free to follow speed.
 
 The time between a policy's calls is the one input of the referee a policy can read besides
 its calls (a clock needs no system call). Within a round the workers get their calls before
 the built-ins answer theirs, so what a policy can time before it answers a round is the work
 of earlier rounds only (the other seats' compute, whose moves the game then shows it anyway);
-docs/sandbox.md measures and bounds this channel. Each chunk
-starts fresh sandbox workers for the code policies it needs, and within a worker each
-instance (one seat of one match) has random streams of its own (``csro.policies._streams``)
-and a fresh copy of the policy module wherever state could pass through it
-(``csro.policies._sharing``), so neither module globals nor ``random`` are shared between
-matches; the chunk layout is therefore free to follow speed.
+docs/sandbox.md measures and bounds this channel.
 
 A policy that fails in any way forfeits that match (``forfeit_returns``) with a recorded
 ``Reason``; the other matches go on.
@@ -121,8 +120,8 @@ def plan_profiles(game_name: str, profiles: Sequence[Sequence[PolicySpec]], matc
 
     The per-player populations of an n-player or asymmetric game meet as profiles (the
     policy of player p in seat p, never another seat). A match's seed depends on ``seed``
-    (the match root), the seated names in order and the match index only; the matches of consecutive
-    profiles are cut into chunks as ``plan_chunks`` cuts a policy's.
+    (the match root), the seated names in order and the match index only; the matches of
+    consecutive profiles are cut into chunks as ``plan_chunks`` cuts a policy's.
     """
     jobs = [MatchJob(tuple(SeatRef.of(s) for s in profile), derive_seed(seed, *(s.name for s in profile), m))
             for profile in profiles for m in range(matches)]
