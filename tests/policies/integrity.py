@@ -40,6 +40,7 @@ BEATS = {"ROCK": "PAPER", "PAPER": "SCISSORS", "SCISSORS": "ROCK"}
 POLICY = %(policy)r
 PROBE = %(probe)d
 BOTS = %(bots)r
+RUN_SEEDS = %(run_seeds)r
 
 
 def derive(*parts):
@@ -112,11 +113,42 @@ def seat_seeds(match_seeds):
     return {derive(j, s) for j in match_seeds for s in (0, 1)}
 
 
+def integers(values):
+    """The integers that could be seeds among ``values`` and the items of the containers there,
+    with the seat seeds they would give as match seeds."""
+    found = set()
+    for v in values:
+        for w in (v.values() if isinstance(v, dict) else v if isinstance(v, (list, tuple, set)) else (v,)):
+            if type(w) is int and 1000 < w < 2 ** 64:
+                found.add(w)
+    return found | seat_seeds(list(found)[:3000])
+
+
+def name_by(first, draw):
+    """The opponent whose seat seed s (for a guessed run seed, match index and seat) makes
+    ``draw(s)`` equal ``first``, or None."""
+    for opponent in ["builtin:" + b for b in BOTS]:
+        for s in RUN_SEEDS + tuple(range(16)):
+            for m in range(4):
+                j = derive(s, POLICY, opponent, m)
+                for seat in (0, 1):
+                    if draw(derive(j, seat)) == first:
+                        return opponent
+    return None
+
+
+class Namer:
+    """Beats builtin:rockbot if it named it before the first throw, loses to it otherwise."""
+
+    def act(self, observation):
+        return "PAPER" if self.opponent == "builtin:rockbot" else "SCISSORS"
+
+
 class Predictor:
     """Plays at random until a candidate seed of the opponent has predicted every throw so far."""
 
-    def __init__(self, candidates):
-        self.candidates = list(candidates)[:8000]
+    def __init__(self):
+        self.candidates = list(candidates())[:8000]  # ``candidates``: what the attempt defines
         self.heads = [throws(c, PROBE) for c in self.candidates]
         self.seen = []
         self.plan = None
@@ -135,21 +167,20 @@ class Predictor:
         return random.choice(ACTIONS)
 '''
 
-RUN_SEEDS = (0, 1, 7, 42, 1234, 2024, 12345)
+RUN_SEEDS = (0, 1, 7, 42, 1234, 2024, 12345)  # run seeds a policy would guess first
 
 # (name, command, kind, opponent, body): the body defines ``class Agent`` (the prelude comes
 # first); ``command`` is the csro command that plays it (``play``: one match, whose seed is the
 # match seed itself).
 ATTEMPTS = [
-    ("seeds_default_run_seeds", "eval", "seeds", "builtin:random", f'''
+    ("seeds_default_run_seeds", "eval", "seeds", "builtin:random", '''
 def candidates():
-    js = [derive(s, a, b, m) for s in {RUN_SEEDS!r} for a, b in ((POLICY, "builtin:random"),
+    js = [derive(s, a, b, m) for s in RUN_SEEDS for a, b in ((POLICY, "builtin:random"),
           ("builtin:random", POLICY)) for m in range(16)]
     return seat_seeds(js)
 
 class Agent(Predictor):
-    def __init__(self):
-        super().__init__(candidates())
+    pass
 '''),
     ("seeds_guessed_0_to_n", "eval", "seeds", "builtin:random", '''
 def candidates():
@@ -157,8 +188,7 @@ def candidates():
     return seat_seeds(js)
 
 class Agent(Predictor):
-    def __init__(self):
-        super().__init__(candidates())
+    pass
 '''),
     ("seeds_match_index_as_seed", "play", "seeds", "builtin:random", '''
 def candidates():
@@ -166,101 +196,53 @@ def candidates():
     return seat_seeds(list(range(3000)) + [derive(m) for m in range(100)])
 
 class Agent(Predictor):
-    def __init__(self):
-        super().__init__(candidates())
+    pass
 '''),
-    ("naming_by_own_stream", "eval", "naming", "builtin:rockbot", f'''
-def name_opponent():
-    first = random.random()  # the first draw of this instance's stream, seeded with its seat seed
-    for opponent in ["builtin:" + b for b in BOTS]:
-        for s in {RUN_SEEDS!r} + tuple(range(16)):
-            for m in range(4):
-                j = derive(s, POLICY, opponent, m)
-                for seat in (0, 1):
-                    if random.Random("%d" % derive(j, seat)).random() == first:
-                        return opponent
-    return None
-
-class Agent:
+    ("naming_by_own_stream", "eval", "naming", "builtin:rockbot", '''
+class Agent(Namer):
     def __init__(self):
-        self.opponent = name_opponent()
-
-    def act(self, observation):
-        return "PAPER" if self.opponent == "builtin:rockbot" else "SCISSORS"
+        first = random.random()  # the first draw of this instance's stream, seeded with its seat seed
+        self.opponent = name_by(first, lambda seed: random.Random("%d" % seed).random())
 '''),
-    ("naming_by_spawned_generator", "eval", "naming", "builtin:rockbot", f'''
-def name_opponent():
-    first = random.Random().random()  # unseeded: seeded from the instance's stream ("<seed>/1")
-    for opponent in ["builtin:" + b for b in BOTS]:
-        for s in {RUN_SEEDS!r} + tuple(range(16)):
-            for m in range(4):
-                j = derive(s, POLICY, opponent, m)
-                for seat in (0, 1):
-                    if random.Random("%d/1" % derive(j, seat)).random() == first:
-                        return opponent
-    return None
-
-class Agent:
+    ("naming_by_spawned_generator", "eval", "naming", "builtin:rockbot", '''
+class Agent(Namer):
     def __init__(self):
-        self.opponent = name_opponent()
-
-    def act(self, observation):
-        return "PAPER" if self.opponent == "builtin:rockbot" else "SCISSORS"
+        first = random.Random().random()  # unseeded: seeded from the instance's stream ("<seed>/1")
+        self.opponent = name_by(first, lambda seed: random.Random("%d/1" % seed).random())
 '''),
     ("referee_gc_integers", "eval", "referee", "builtin:random", '''
 def candidates():
-    found = set()
-    for o in gc.get_objects():
-        items = o.values() if isinstance(o, dict) else o if isinstance(o, (list, tuple)) else ()
-        for v in items:
-            if type(v) is int and 1000 < v < 2 ** 64:
-                found.add(v)
-    return found | seat_seeds(list(found)[:5000])
+    return integers(gc.get_objects())
 
 class Agent(Predictor):
-    def __init__(self):
-        super().__init__(candidates())
+    pass
 '''),
     ("referee_frame_locals", "eval", "referee", "builtin:random", '''
 def candidates():
-    found = set()
-    frames = list(sys._current_frames().values()) + [sys._getframe()]
-    for f in frames:
+    values = []
+    for f in list(sys._current_frames().values()) + [sys._getframe()]:
         while f is not None:
-            for v in list(f.f_locals.values()) + list(f.f_globals.values()):
-                for w in (v.values() if isinstance(v, dict) else v if isinstance(v, (list, tuple)) else (v,)):
-                    if type(w) is int and 1000 < w < 2 ** 64:
-                        found.add(w)
+            values += list(f.f_locals.values()) + list(f.f_globals.values())
             f = f.f_back
-    return found | seat_seeds(found)
+    return integers(values)
 
 class Agent(Predictor):
-    def __init__(self):
-        super().__init__(candidates())
+    pass
 '''),
     ("referee_module_globals", "eval", "referee", "builtin:random", '''
 def candidates():
-    found = set()
-    for module in list(sys.modules.values()):
-        for v in list(getattr(module, "__dict__", {}).values()):
-            for w in (v.values() if isinstance(v, dict) else v if isinstance(v, (list, tuple, set)) else (v,)):
-                if type(w) is int and 1000 < w < 2 ** 64:
-                    found.add(w)
-    return found | seat_seeds(list(found)[:5000])
+    return integers([v for m in list(sys.modules.values()) for v in list(getattr(m, "__dict__", {}).values())])
 
 class Agent(Predictor):
-    def __init__(self):
-        super().__init__(candidates())
+    pass
 '''),
     ("referee_environment", "eval", "referee", "builtin:random", '''
 def candidates():
     text = " ".join(list(os.environ.values()) + sys.argv + sys.path + [str(sys.flags), os.getcwd()])
-    found = {int(w) for w in "".join(c if c.isdigit() else " " for c in text).split() if 3 < len(w) < 21}
-    return found | seat_seeds(found)
+    return integers(int(w) for w in "".join(c if c.isdigit() else " " for c in text).split() if 3 < len(w) < 21)
 
 class Agent(Predictor):
-    def __init__(self):
-        super().__init__(candidates())
+    pass
 '''),
 ]
 
@@ -270,7 +252,7 @@ GUESSABLE_SEED = 7
 
 def source(body: str, bots: list[str]) -> str:
     """The whole policy file of an attempt."""
-    return PRELUDE % {"policy": POLICY, "probe": PROBE, "bots": sorted(bots)} + body
+    return PRELUDE % {"policy": POLICY, "probe": PROBE, "bots": sorted(bots), "run_seeds": RUN_SEEDS} + body
 
 
 def honest(kind: str, mean: float) -> bool:

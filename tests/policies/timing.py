@@ -34,7 +34,7 @@ from csro.games._base import BuiltinInstance, BuiltinPolicy
 from csro.games._common import rng
 from csro.policies import SandboxLimits
 
-SLEEP = 0.004  # seconds of work a sleeper does when it throws ROCK
+SLEEP = 0.01  # seconds of work a sleeper does when it throws ROCK (a shared machine preempts for less)
 ACTIONS = ("ROCK", "PAPER", "SCISSORS")
 LIMITS = SandboxLimits(call_seconds=20.0, match_seconds=600.0)
 HONEST = 100.0  # |mean return| of honest play over 2 matches stays under this (sd ~18); a working attack: ~+220
@@ -184,7 +184,7 @@ def verdict(report: dict) -> list[str]:
     for opponent, p in report["probe"].items():
         if p["current"]["agree"] > p["current"]["base"] + 0.05:
             wrong.append(f"the clock told the move about to be played ({opponent}): {p}")
-        if p["previous"]["agree"] < 0.8:
+        if p["previous"]["agree"] < p["previous"]["base"] + 0.1:
             wrong.append(f"the probe did not see the opponent's work ({opponent}): {p}")
     return wrong
 
