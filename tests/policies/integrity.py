@@ -246,6 +246,30 @@ class Agent(Predictor):
 '''),
 ]
 
+# Instances of different matches pooling what they know (issue 37 item 3(b), not built yet): the
+# instances of a policy in one chunk share its worker, so a module they all import carries state
+# from one match to the next. Each attempt loses every throw to builtin:rockbot unless an
+# instance of an earlier match left a mark, and then wins every throw: isolated matches give
+# -1000, pooled ones up to +1000 * (POOLED - 1) / POOLED (+750 with POOLED = 8 matches).
+POOLED = 8
+POOLING = {"pool_in_a_standard_module": "string", "pool_in_builtins": "builtins"}  # name: the module
+
+
+def pooling_source(module: str) -> str:
+    """A policy that keeps a list in ``module``, which every instance of its worker imports."""
+    return f'''
+import {module}
+
+class Agent:
+    def __init__(self):
+        pool = {module}.__dict__.setdefault("_pool", [])
+        self.first, _ = not pool, pool.append(1)
+
+    def act(self, observation):
+        return "SCISSORS" if self.first else "PAPER"
+'''
+
+
 # The attempts that must win where the seed is public (csro eval --seed S with S guessable).
 GUESSABLE_SEED = 7
 
