@@ -36,10 +36,9 @@ import time
 from typing import Callable, Collection, Sequence
 
 from csro.authorship import UNKNOWN, stored_author
-from csro._sqlite import LLM_CALLS_TABLE, SQLiteStore, StoreError
+from csro._sqlite import DRAW, LLM_CALLS_TABLE, SQLiteStore, StoreError, keep_secret
 from csro._sqlite import dumps as _dumps
 from csro.evaluation.payoff_table import MatchResult, PayoffTable, record
-from csro.seeding import new_secret
 
 SCHEMA_VERSION = 1
 DB_NAME = "run.db"
@@ -55,13 +54,6 @@ CREATE TABLE IF NOT EXISTS programs (
     generation INTEGER NOT NULL, island INTEGER NOT NULL, status TEXT NOT NULL,
     fitness REAL, data TEXT NOT NULL, time REAL NOT NULL);
 """
-
-# The run's secret, the key of its match seeds (``csro.seeding.match_root``): drawn when the run
-# is created; a run made before it has the table empty (its matches keep the old derivation).
-_SECRET = """
-CREATE TABLE IF NOT EXISTS secret (id INTEGER PRIMARY KEY CHECK (id = 1), value TEXT NOT NULL);
-"""
-DRAW = "draw"  # ``RunStore.create``'s secret: draw a new one
 
 _SCHEMA = """
 CREATE TABLE schema_version (version INTEGER NOT NULL);
@@ -89,7 +81,7 @@ CREATE TABLE events (
     seq INTEGER PRIMARY KEY, iteration INTEGER NOT NULL, kind TEXT NOT NULL,
     data TEXT NOT NULL, time REAL NOT NULL);
 CREATE TABLE iterations (iteration INTEGER PRIMARY KEY, data TEXT NOT NULL);
-""" + _PROGRAMS + _SECRET
+""" + _PROGRAMS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -190,8 +182,7 @@ class RunStore(SQLiteStore):
                         conn.execute(statement)
                 conn.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
                 conn.execute("INSERT INTO run (id, config, created) VALUES (1, ?, ?)", (config_json, time.time()))
-                if secret is not None:
-                    conn.execute("INSERT INTO secret VALUES (1, ?)", (new_secret() if secret == DRAW else secret,))
+                keep_secret(conn, secret)
         except sqlite3.OperationalError as exc:  # another process created it meanwhile
             store.close()
             raise StoreError(f"cannot create a run at {directory} ({exc})") from None
@@ -200,19 +191,12 @@ class RunStore(SQLiteStore):
     @classmethod
     def _migrate(cls, conn: sqlite3.Connection) -> None:
         conn.execute(_PROGRAMS)
-        conn.execute(_SECRET)
         if "author" not in {row[1] for row in conn.execute("PRAGMA table_info(policies)")}:
             try:  # NULL: stored before authorship was recorded (``PolicyRecord.author``)
                 conn.execute("ALTER TABLE policies ADD COLUMN author TEXT")
             except sqlite3.OperationalError:  # another process opening the same run added it meanwhile
                 if "author" not in {row[1] for row in conn.execute("PRAGMA table_info(policies)")}:
                     raise
-
-    def secret(self) -> str | None:
-        """The secret of the run's match seeds (``csro.seeding``); None for a run made before
-        secrets. Never shown: not in the configuration, the status or the report."""
-        rows = self._read("SELECT value FROM secret")
-        return rows[0][0] if rows else None
 
     # -- policies ------------------------------------------------------------------------
     def add_policy(self, rec: PolicyRecord) -> None:
