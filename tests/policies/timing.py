@@ -74,8 +74,9 @@ class Agent:
                 agree = sum(l == r for l, r in pairs) / len(pairs)
                 rock = sum(r for _, r in pairs) / len(pairs)
                 return {{"agree": round(agree, 3), "base": round(max(rock, 1 - rock), 3)}}
+            median = sorted(self.gaps)[len(self.gaps) // 2]
             raise RuntimeError("PROBE " + json.dumps({{"current": hit(0), "previous": hit(1),
-                                                     "median_gap_us": round(sorted(self.gaps)[len(self.gaps) // 2] * 1e6)}}))
+                                                     "median_gap_us": round(median * 1e6)}}))
         return random.choice({ACTIONS!r})
 '''
 

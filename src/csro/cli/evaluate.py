@@ -68,7 +68,8 @@ def eval_cmd(
                           "opponents": [o.name for o in opponent_specs], "results": entries}))
         return
     table = Table("policy", "PopReturn", "PopExpl", "AggScore", "worst opponent", "matches", "forfeits",
-                  title=f"{g.name}: {len(opponent_specs)} opponents × {matches} matches (±95% CI), seed {result.seed}")
+                  title=f"{g.name}: {len(opponent_specs)} opponents × {matches} matches (±95% CI), "
+                        f"seed {result.seed}")
     for e in entries:
         ci = e["ci95"]
         forfeits = ", ".join(f"{k}: {v}" for k, v in e["forfeits"].items()) or "-"
