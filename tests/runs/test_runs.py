@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-import shutil
-import sqlite3
 
 import pytest
 
 from csro.seeding import derive_seed
 from csro.store import RunStore
-from run_helpers import POLICIES, csro, kill_after_iteration, small_config, status, write_config
+from run_helpers import POLICIES, csro, kill_after_iteration, same_run, small_config, status, write_config
 
 
 def _sha(source: str) -> str:
@@ -72,16 +70,6 @@ def test_a_files_run_completes_and_shows_its_policies(tmp_path, replies):
                                               "builtin:copybot"}
 
 
-def _from_the_start(directory) -> None:
-    """Empty a run's store down to its configuration and secret: resumed, it is the same run
-    (same secret) played from its start, never interrupted."""
-    with sqlite3.connect(directory / "run.db") as conn:
-        for table in ("match_policies", "matches", "policies", "sigmas", "llm_calls", "events", "iterations",
-                      "programs"):
-            conn.execute(f"DELETE FROM {table}")
-        conn.execute("UPDATE run SET final = NULL")
-
-
 def _public_seeds(store, config: dict) -> set[int]:
     """The seeds the matches of a run would have without its secret (the old derivation)."""
     names = {n for r in store.matches("meta") + store.matches("eval") for n in r.policies}
@@ -96,9 +84,7 @@ def test_kill_9_then_resume_ends_like_an_uninterrupted_run(tmp_path, replies):
     kill_after_iteration(write_config(tmp_path / "killed.yaml", config), directory)
     interrupted = status(directory)
     assert not interrupted["done"] and interrupted["iteration"] < 3
-    whole = tmp_path / "whole"
-    shutil.copytree(directory, whole)
-    _from_the_start(whole)
+    whole = same_run(directory, tmp_path / "whole")
     resumed = csro("resume", directory)
     assert "report:" in resumed.stdout
     csro("resume", whole)
@@ -180,7 +166,8 @@ def test_unknown_game_is_refused_before_anything_is_written(tmp_path, replies):
 @pytest.mark.slow
 def test_ray_backend_gives_the_local_payoff_table(tmp_path, replies):
     local, _ = _run(tmp_path, "local", small_config(replies))
-    ray, _ = _run(tmp_path, "ray", small_config(replies, execution={"backend": "ray"}))
+    ray = same_run(local, tmp_path / "ray", execution={"backend": "ray"})  # the same run (its secret) on Ray
+    csro("resume", ray)
     assert _outcome(ray) == _outcome(local)
     with RunStore.open(local) as a, RunStore.open(ray) as b:
         key = lambda r: (r.policies, r.seed)  # noqa: E731
