@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import signal
@@ -294,3 +295,21 @@ def test_kill_9_mid_writes_keeps_every_committed_row(tmp_path):
         assert s.config() == {"writer": True}
         s.add_event(0, "resumed", {})  # the survivor is writable
         assert s.events("resumed")[0]["iteration"] == 0
+
+
+def test_a_new_run_draws_a_secret_of_its_own_and_keeps_it(tmp_path):
+    """The key of a run's match seeds (issue 37): drawn at creation, different per run, read back
+    after reopening; given (a replay's) or none (a replay of a run made before secrets); never in
+    the configuration."""
+    with RunStore.create(tmp_path / "a", {"x": 1}) as a, RunStore.create(tmp_path / "b", {"x": 1}) as b:
+        first, second = a.secret(), b.secret()
+        assert len(first) == 64 and int(first, 16) and first != second
+        assert first not in json.dumps(a.config())
+    with RunStore.open(tmp_path / "a") as again:
+        assert again.secret() == first
+    with RunStore.create(tmp_path / "replay", {}, first) as replay, RunStore.create(tmp_path / "old", {}, None) as old:
+        assert replay.secret() == first and old.secret() is None
+    with sqlite3.connect(tmp_path / "a" / "run.db") as conn:  # a store made before secrets has no table
+        conn.execute("DROP TABLE secret")
+    with RunStore.open(tmp_path / "a") as legacy:
+        assert legacy.secret() is None

@@ -21,6 +21,7 @@ from typing import Any, Iterator, Sequence
 
 from csro.errors import StoreError
 from csro.llm import CallKey, LLMReply, LLMRequest, Message
+from csro.seeding import new_secret
 
 
 def dumps(value: Any, what: str) -> str:
@@ -48,6 +49,22 @@ LLM_COLUMNS = ("key, messages, prefill, grammar, stop, max_tokens, temperature, 
 # Columns added to ``llm_calls`` after stores were made without them (``_migrate_llm_calls``).
 _LLM_ADDED = (("tokens_cached", "INTEGER NOT NULL DEFAULT 0"), ("tokens_cache_write", "INTEGER NOT NULL DEFAULT 0"),
               ("cost_usd", "REAL"), ("waited_s", "REAL NOT NULL DEFAULT 0"))
+
+
+# A run's secret, the key of the seeds its policies are scored with (``csro.seeding.match_root``):
+# drawn when the run is created; a run made before it has the table empty (old derivation).
+SECRET_TABLE = """
+CREATE TABLE IF NOT EXISTS secret (id INTEGER PRIMARY KEY CHECK (id = 1), value TEXT NOT NULL);
+"""
+DRAW = "draw"  # the secret a store is created with: a new one
+
+
+def keep_secret(conn: sqlite3.Connection, secret: str | None) -> None:
+    """Store a new run's secret (``DRAW``: a new one; None: none, as a replay of a run made
+    before secrets), in the transaction that creates the store."""
+    conn.execute(SECRET_TABLE)
+    if secret is not None:
+        conn.execute("INSERT INTO secret VALUES (1, ?)", (new_secret() if secret == DRAW else secret,))
 
 
 class SQLiteStore:
@@ -156,6 +173,14 @@ class SQLiteStore:
     def final(self) -> dict | None:
         text = self._read("SELECT final FROM run")[0][0]
         return None if text is None else json.loads(text)
+
+    def secret(self) -> str | None:
+        """The run's secret (``csro.seeding``); None for a run made before secrets. Never shown:
+        not in the configuration, the status or the report."""
+        if not self._read("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'secret'"):
+            return None
+        rows = self._read("SELECT value FROM secret")
+        return rows[0][0] if rows else None
 
     # -- LLM calls (the recorder and the recording of ``csro.llm.LLMClient``) --------------
     def add_llm_call(self, request: LLMRequest, reply: LLMReply) -> None:

@@ -270,7 +270,8 @@ class RunConfig(RunRoot):
     kind: Literal["csro"] = Field("csro", description="the kind of run: csro (the default), discover, aor, train or reproduce")
     game: str = Field("rrps", description="rrps | leduc | any OpenSpiel game string")
     iterations: int = Field(20, ge=1, description="K: PSRO iterations")
-    seed: int = Field(0, ge=0, description="fixes every match seed and every LLM sampling seed")
+    seed: int = Field(0, ge=0, description="fixes every LLM sampling seed, and with the run's secret (drawn at its "
+                                           "start, kept in its store) every match seed")
     initial_policy: str = Field("builtin:random", description="builtin:NAME or a policy file")
     matches_per_cell: int = Field(4, ge=1, description="matches per payoff-table cell (and per candidate evaluation)")
     meta_solver: str = Field("nash", description="any meta-solver of csro.solvers.meta")

@@ -18,7 +18,7 @@ from csro.config import LLMConfig
 from csro.errors import ConfigError
 from csro.llm import LLMClient, Price, make_provider, meter_for, price_of, replayed_run
 from csro.llm.retry import OnWait
-from csro.store import RunStore, StoreError
+from csro.store import DRAW, RunStore, StoreError
 
 
 @contextlib.contextmanager
@@ -52,6 +52,16 @@ def run_client(llm: LLMConfig, store, on_generation: Callable[[str, int, float, 
             yield client
         finally:
             client.close()
+
+
+def replayed_secret(llm: LLMConfig) -> str | None:
+    """The secret a new run's store is created with (``RunStore.create``): the replayed run's
+    (None where it has none), so that a replay plays the matches it played; else a new one."""
+    earlier = replayed_run(llm)
+    if earlier is None:
+        return DRAW
+    with _open(earlier) as store:
+        return store.secret()
 
 
 def _open(directory) -> RunStore:

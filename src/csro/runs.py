@@ -30,7 +30,7 @@ from csro.authorship import model_weight
 from csro.config import LLMConfig, RunConfig, apply_overrides, parse_config, parse_model
 from csro.errors import ConfigError, RunStopped
 from csro.llm import last_stop, stop_event, usage, waiting
-from csro.store import PolicyRecord, RunStore, SigmaRecord, StoreError
+from csro.store import DRAW, PolicyRecord, RunStore, SigmaRecord, StoreError
 
 LOCK_NAME = ".lock"
 # what ``resume --set`` may change: the budget, and how long a flaky provider is waited for (which
@@ -58,9 +58,10 @@ class Hooks:
 def start(config: RunConfig, directory: str | pathlib.Path, hooks: Hooks = Hooks()) -> pathlib.Path:
     """A new run of ``config`` in ``directory``; returns the report's path."""
     from csro.games import load_game
+    from csro.recording import replayed_secret
 
     load_game(config.game)  # refuse an unknown game before anything is written
-    return begin(directory, config, lambda store: _execute(config, store, hooks))
+    return begin(directory, config, lambda store: _execute(config, store, hooks), replayed_secret(config.llm))
 
 
 def resume(directory: str | pathlib.Path, hooks: Hooks = Hooks()) -> pathlib.Path:
@@ -68,10 +69,12 @@ def resume(directory: str | pathlib.Path, hooks: Hooks = Hooks()) -> pathlib.Pat
     return carry_on(directory, parse_config, lambda config, store: _execute(config, store, hooks))
 
 
-def begin(directory: str | pathlib.Path, config, execute: Callable[[RunStore], pathlib.Path]) -> pathlib.Path:
-    """A new ``run.db`` run (CSRO or discovery): its store created with ``config``, locked, executed."""
+def begin(directory: str | pathlib.Path, config, execute: Callable[[RunStore], pathlib.Path],
+          secret: str | None = DRAW) -> pathlib.Path:
+    """A new ``run.db`` run (CSRO or discovery): its store created with ``config`` and the
+    secret of its match seeds (``RunStore.create``), locked, executed."""
     directory = pathlib.Path(directory)
-    with RunStore.create(directory, config.to_dict()) as store, locked(directory):
+    with RunStore.create(directory, config.to_dict(), secret) as store, locked(directory):
         return execute(store)
 
 
@@ -114,6 +117,7 @@ def _execute(config: RunConfig, store: RunStore, hooks: Hooks) -> pathlib.Path:
     from csro.psro import CSRO
     from csro.recording import run_client
     from csro.scoring import Scorer, exploitability_estimate
+    from csro.seeding import match_root
     from csro.simulate import StoredSimulator
 
     game = load_game(config.game)
@@ -121,7 +125,8 @@ def _execute(config: RunConfig, store: RunStore, hooks: Hooks) -> pathlib.Path:
     store.add_event(len(store.iterations()), events.SANDBOX, check_layers())
     with run_client(config.llm, store, hooks.on_generation, hooks.on_wait) as llm, \
             make_backend(config.execution) as backend:
-        sim = StoredSimulator(game, store, backend, seed=config.seed, limits=limits, progress=hooks.on_progress)
+        sim = StoredSimulator(game, store, backend, seed=match_root(config.seed, store.secret()), limits=limits,
+                              progress=hooks.on_progress)
         scorer = Scorer(game, sim, config.evaluation)
         loop = CSRO(config, game, store, sim, llm, oracle=get_oracle(config.oracle.kind),
                     arena=MatchArena(game, sim, matches=config.matches_per_cell),

@@ -3,7 +3,8 @@
 Every match a run plays goes through ``StoredSimulator.play``: pairs whose matches are
 already in the store (a resumed run) are not played again, the others are planned into
 chunks, played on the execution backend (local process pool or Ray) and written to the
-store as soon as they are back. Because a match's seed depends only on the run seed, the
+store as soon as they are back. Because a match's seed depends only on ``seed`` (the run's
+match root: its seed keyed with the secret kept in its store, ``csro.seeding.match_root``), the
 two policy names and the match index (``csro.seeding.derive_seed``), a resumed or
 re-scheduled run reproduces the same results.
 
@@ -68,7 +69,7 @@ class StoredSimulator:
 
         Only missing matches are played: a pair partly played before a crash, or asked for
         more matches later, gets just the match indices it lacks (a match's seed depends on
-        the run seed, the two names and its index only, so the results are the same).
+        the match root, the two names and its index only, so the results are the same).
         """
         stored = [self._stored(phase, pair) for pair in pairs]
         todo = [i for i, results in enumerate(stored) if len(results) < matches]

@@ -36,7 +36,7 @@ import time
 from typing import Callable, Collection, Sequence
 
 from csro.authorship import UNKNOWN, stored_author
-from csro._sqlite import LLM_CALLS_TABLE, SQLiteStore, StoreError
+from csro._sqlite import DRAW, LLM_CALLS_TABLE, SQLiteStore, StoreError, keep_secret
 from csro._sqlite import dumps as _dumps
 from csro.evaluation.payoff_table import MatchResult, PayoffTable, record
 
@@ -164,8 +164,10 @@ class RunStore(SQLiteStore):
     # -- opening -------------------------------------------------------------------------
 
     @classmethod
-    def create(cls, directory: str | pathlib.Path, config: dict) -> "RunStore":
-        """A new run in ``directory`` (created if needed) with its configuration."""
+    def create(cls, directory: str | pathlib.Path, config: dict, secret: str | None = DRAW) -> "RunStore":
+        """A new run in ``directory`` (created if needed) with its configuration and the secret
+        of its match seeds: a new one (``DRAW``), the one of the run it replays, or None (it
+        replays a run made before secrets: its matches keep the old derivation)."""
         directory = pathlib.Path(directory)
         path = directory / DB_NAME
         if path.exists():
@@ -180,6 +182,7 @@ class RunStore(SQLiteStore):
                         conn.execute(statement)
                 conn.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
                 conn.execute("INSERT INTO run (id, config, created) VALUES (1, ?, ?)", (config_json, time.time()))
+                keep_secret(conn, secret)
         except sqlite3.OperationalError as exc:  # another process created it meanwhile
             store.close()
             raise StoreError(f"cannot create a run at {directory} ({exc})") from None

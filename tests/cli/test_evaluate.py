@@ -59,3 +59,22 @@ def test_bad_input_is_one_line_and_exit_2(args, needle):
     assert proc.returncode == 2
     assert needle in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_eval_draws_its_seed_unless_given_one_and_a_given_seed_repeats_the_matches():
+    """Without --seed no policy can guess the seeds (issue 37): each eval draws one and shows it;
+    --seed S plays the same matches again, the drawn one included."""
+    args = ("eval", "--game", "rrps", "--policy", "builtin:random", "--opponents", "builtin:random,builtin:randbot",
+            "--matches", "2", "--processes", "1", "--json")
+    fixed = [json.loads(run(*args, "--seed", "5").stdout) for _ in range(2)]
+    assert fixed[0] == fixed[1] and fixed[0]["seed"] == 5
+    drawn = [json.loads(run(*args).stdout) for _ in range(2)]
+    assert drawn[0]["seed"] != drawn[1]["seed"] and drawn[0]["results"] != drawn[1]["results"]
+    assert json.loads(run(*args, "--seed", str(drawn[0]["seed"])).stdout) == drawn[0]
+
+
+def test_play_shows_the_seed_it_drew_and_replays_with_it():
+    args = ("play", "--game", "rrps", "builtin:random", "builtin:randbot", "--max-lines", "0")
+    first = run(*args).stdout
+    seed = first.strip().splitlines()[-1].split()[1]
+    assert run(*args, "--seed", seed).stdout == first

@@ -102,6 +102,17 @@ def status(directory: pathlib.Path) -> dict:
     return json.loads(csro("status", directory, "--json").stdout)
 
 
+def same_run(source: pathlib.Path, target: pathlib.Path, **sections) -> pathlib.Path:
+    """A new run directory ``target`` with ``source``'s configuration and secret (issue 37) and
+    nothing done: resumed, it is ``source``'s run played from its start, uninterrupted, with the
+    same match seeds; ``sections`` replace sections of the configuration (``execution=...``:
+    another layout; ``llm=...``: another provider or budget)."""
+    with RunStore.open(source) as store:
+        config, secret = store.config(), store.secret()
+    RunStore.create(target, {**config, **sections}, secret).close()
+    return target
+
+
 def kill_after_iteration(config: pathlib.Path, directory: pathlib.Path, iteration: int = 1) -> None:
     """Start ``csro run`` and ``kill -9`` its main process once ``iteration`` is recorded."""
     proc = subprocess.Popen([sys.executable, "-m", "csro", "run", str(config), "--out", str(directory)],

@@ -11,7 +11,7 @@ from csro import runs
 from csro.config import parse_config
 from csro.errors import BudgetExhausted, ConfigError
 from csro.store import RunStore
-from run_helpers import BEAT_LAST, FREQUENCY, SECOND_ORDER, csro, small_config, status, write_config
+from run_helpers import BEAT_LAST, FREQUENCY, SECOND_ORDER, csro, same_run, small_config, status, write_config
 from tests.llm._server import Answer, ScriptedServer
 
 
@@ -21,8 +21,6 @@ def _outcome(s: dict) -> dict:
 
 def test_a_calls_budget_stops_the_run_and_resume_with_a_larger_one_ends_like_an_uninterrupted_run(tmp_path, replies):
     config = small_config(replies)
-    whole = tmp_path / "whole"
-    csro("run", write_config(tmp_path / "whole.yaml", config), "--out", whole)
     capped = {**config, "llm": {**config["llm"], "budget": {"calls": 2}}}
     directory = tmp_path / "capped"
     stopped = csro("run", write_config(tmp_path / "capped.yaml", capped), "--out", directory, check=False)
@@ -48,6 +46,8 @@ def test_a_calls_budget_stops_the_run_and_resume_with_a_larger_one_ends_like_an_
     assert again.returncode == 0, again.stderr
     s = status(directory)
     assert s["done"] and s["stopped"] is None and s["llm"]["budget"]["calls"] == 3
+    whole = same_run(directory, tmp_path / "whole", llm=config["llm"])  # its secret, no budget, at once
+    csro("resume", whole)
     assert _outcome(s) == _outcome(status(whole))
 
 
@@ -100,9 +100,6 @@ def test_request_shape_a_dollar_budget_stops_each_wire_format_at_the_cap_and_res
     config["oracle"] = {**config["oracle"], "prompt": "plain", "max_tokens": 300}
     llm = {"provider": kind, "model": "m-1", "api_key_env": "CSRO_TEST_KEY", "retries": 0,
            "prices": {"input": 100.0, "output": 400.0}}  # $/M: a call costs 0.09 + 0.06 = $0.15
-    with ScriptedServer(*answers) as server:
-        config["llm"] = {**llm, "base_url": server.url}
-        runs.start(parse_config(config), tmp_path / "whole")
     with ScriptedServer(*answers[:2]) as server:
         config["llm"] = {**llm, "base_url": server.url, "budget": {"usd": 0.4}}
         with pytest.raises(BudgetExhausted, match=r"^llm.budget.usd = 0.4 reached: 0.3 USD spent"):
@@ -119,6 +116,8 @@ def test_request_shape_a_dollar_budget_stops_each_wire_format_at_the_cap_and_res
             runs.change_budget(store, ["llm.budget.usd=1"])
         runs.resume(tmp_path / "capped")
     assert len(server.seen) == 1  # the two recorded calls were replayed, not sent
+    with ScriptedServer(*answers) as server:  # the same run (its secret), uninterrupted, without a budget
+        runs.resume(same_run(tmp_path / "capped", tmp_path / "whole", llm={**llm, "base_url": server.url}))
     resumed, whole = runs.status(tmp_path / "capped"), runs.status(tmp_path / "whole")
     assert resumed["done"] and _outcome(resumed) == _outcome(whole)
     assert resumed["llm"]["usage"]["total"]["cost_usd"] == pytest.approx(0.45)

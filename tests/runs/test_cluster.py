@@ -1,10 +1,11 @@
-"""Same seed, same tables on any layout, a real two-node Ray cluster included (issue 28).
+"""Same run (seed and secret), same tables on any layout, a real two-node Ray cluster included (issue 28).
 
 One small CSRO run (files provider, RRPS) whose policies draw from every kind of randomness
 is run with the local backend at 1 and 2 processes and two chunk sizes, on a local Ray
 instance, and twice on a cluster of two nodes started with ``ray start`` on loopback
-(``ray_cluster.Cluster``): every stored match row (phase, policies, seed, returns, forfeit)
-must be the same. Then the cluster's second node is killed mid-run: the run completes on
+(``ray_cluster.Cluster``), each a copy of the first run's configuration and secret
+(``run_helpers.same_run``) resumed from its start: every stored match row (phase, policies,
+seed, returns, forfeit) must be the same. Then the cluster's second node is killed mid-run: the run completes on
 the remaining node or stops with a clear error, and ``csro resume`` ends equal to the
 uninterrupted run.
 """
@@ -17,7 +18,7 @@ import time
 
 import pytest
 from ray_cluster import Cluster
-from run_helpers import FREQUENCY, csro, small_config, status, write_config
+from run_helpers import FREQUENCY, csro, same_run, small_config, status, write_config
 
 from csro.store import PHASES, RunStore, StoreError
 
@@ -112,8 +113,11 @@ def test_every_layout_gives_the_same_match_rows(tmp_path, random_replies, cluste
     }
     rows = {}
     for name, execution in layouts.items():
-        csro("run", write_config(tmp_path / f"{name}.yaml", _config(random_replies, **execution)),
-             "--out", tmp_path / name)
+        if not rows:
+            csro("run", write_config(tmp_path / f"{name}.yaml", _config(random_replies, **execution)),
+                 "--out", tmp_path / name)
+        else:  # the same run (its secret, issue 37) on another layout
+            csro("resume", same_run(tmp_path / "local-1", tmp_path / name, execution=execution))
         rows[name] = _rows(tmp_path / name)
     reference = rows.pop("local-1")
     assert {phase: len(got) for phase, got in reference.items()}.keys() == set(PHASES)
@@ -127,9 +131,8 @@ def test_a_node_killed_mid_run_then_resume_ends_like_an_uninterrupted_run(tmp_pa
     whole = tmp_path / "whole"
     csro("run", write_config(tmp_path / "whole.yaml", _config(random_replies, processes=2)), "--out", whole)
 
-    directory = tmp_path / "killed"
-    config = write_config(tmp_path / "cluster.yaml", _config(random_replies, backend="ray", address=cluster.address))
-    run = subprocess.Popen([sys.executable, "-m", "csro", "run", str(config), "--out", str(directory)],
+    directory = same_run(whole, tmp_path / "killed", execution={"backend": "ray", "address": cluster.address})
+    run = subprocess.Popen([sys.executable, "-m", "csro", "resume", str(directory)],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and run.poll() is None and not _has_matches(directory):

@@ -1,8 +1,8 @@
 """Run directories made by main 599e9f9 (before runs recorded their kind) resume, replay, report
 and show their status as that code would have (tests/fixtures/legacy/README.md says how each
-was made). A kill -9'ed CSRO run must end with the population, sigma and final metrics of an
-uninterrupted run made today and of the finished run made then; a replay of the old run must
-reproduce it."""
+was made). A kill -9'ed CSRO run must end with the population, sigma and final metrics of the
+finished run made then (before run secrets, issue 37, a run made today would too; now it draws
+a secret of its own and plays other matches); a replay of the old run must reproduce it."""
 
 from __future__ import annotations
 
@@ -54,9 +54,13 @@ def test_an_old_interrupted_csro_run_resumes_to_the_uninterrupted_result(tmp_pat
     assert before["kind"] == "csro" and before["iteration"] == 1 and not before["done"]
     done = csro("resume", "interrupted", cwd=root)
     assert "final sigma-mixture: PopReturn" in done.stdout
-    csro("run", "config.yaml", "--out", "fresh", cwd=root)  # today's code, uninterrupted
-    resumed, fresh, old = outcome(root, "interrupted"), outcome(root, "fresh"), outcome(root, "finished")
-    assert resumed == fresh == old
+    resumed, old = outcome(root, "interrupted"), outcome(root, "finished")
+    assert resumed == old
+    # The old runs have no secret (issue 37) and keep the old derivation of their match seeds; a
+    # run made today draws one, so its matches (and what they decided) are its own.
+    csro("run", "config.yaml", "--out", "fresh", cwd=root)
+    with RunStore.open(root / "interrupted") as a, RunStore.open(root / "fresh") as b:
+        assert a.secret() is None and len(b.secret()) == 64
     assert len(old["population"]) == 3 and old["final"]["pop_return"] is not None
     assert any("repair" in key for key in old["calls"]) and any("refine" in key for key in old["calls"])
 

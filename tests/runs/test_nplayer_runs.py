@@ -11,7 +11,7 @@ import pytest
 
 from csro.games import load_game
 from csro.store import RunStore
-from run_helpers import csro, kill_after_iteration, status, write_config
+from run_helpers import csro, kill_after_iteration, same_run, status, write_config
 
 KUHN = ("class Agent:\n    \"\"\"Bets with the top card, passes otherwise.\"\"\"\n\n    def act(self, observation):\n"
         "        card = int(observation['info_state'][0])\n        legal = observation['legal_actions']\n"
@@ -73,7 +73,9 @@ def test_three_player_kuhn_has_a_population_and_sigma_per_player_and_resumes_aft
     kill_after_iteration(write_config(tmp_path / "killed.yaml", config), killed)
     assert not status(killed)["done"]
     csro("resume", killed)
-    assert _outcome(killed) == _outcome(whole)
+    again = same_run(killed, tmp_path / "again")  # the killed run's secret (issue 37), played at once
+    csro("resume", again)
+    assert _outcome(killed) == _outcome(again)
 
 
 def test_the_ipd_against_axelrod_strategies(tmp_path):

@@ -6,8 +6,9 @@ import hashlib
 
 import pytest
 
+from csro.seeding import derive_seed
 from csro.store import RunStore
-from run_helpers import POLICIES, csro, kill_after_iteration, small_config, status, write_config
+from run_helpers import POLICIES, csro, kill_after_iteration, same_run, small_config, status, write_config
 
 
 def _sha(source: str) -> str:
@@ -69,20 +70,36 @@ def test_a_files_run_completes_and_shows_its_policies(tmp_path, replies):
                                               "builtin:copybot"}
 
 
+def _public_seeds(store, config: dict) -> set[int]:
+    """The seeds the matches of a run would have without its secret (the old derivation)."""
+    names = {n for r in store.matches("meta") + store.matches("eval") for n in r.policies}
+    return {derive_seed(config["seed"], a, b, m) for a in names for b in names for m in range(8)}
+
+
 def test_kill_9_then_resume_ends_like_an_uninterrupted_run(tmp_path, replies):
+    """The same run directory gives the same tables, killed and resumed or played at once: its
+    secret (issue 37) is in its store, so the resumed run plays the seeds it played before."""
     config = small_config(replies, game="rrps")  # 1000 throws: iterations take long enough to interrupt
-    whole, _ = _run(tmp_path, "whole", config)
     directory = tmp_path / "killed"
     kill_after_iteration(write_config(tmp_path / "killed.yaml", config), directory)
     interrupted = status(directory)
     assert not interrupted["done"] and interrupted["iteration"] < 3
+    whole = same_run(directory, tmp_path / "whole")
     resumed = csro("resume", directory)
     assert "report:" in resumed.stdout
+    csro("resume", whole)
     assert _outcome(directory) == _outcome(whole)
     with RunStore.open(directory) as a, RunStore.open(whole) as b:
+        assert a.secret() == b.secret() and len(a.secret()) == 64
         assert a.match_counts() == b.match_counts()
         key = lambda r: (r.policies, r.seed)  # noqa: E731
         assert sorted(a.matches("meta"), key=key) == sorted(b.matches("meta"), key=key)
+        assert sorted(a.matches("eval"), key=key) == sorted(b.matches("eval"), key=key)
+        assert not {r.seed for r in a.matches("meta") + a.matches("eval")} & _public_seeds(a, config)
+    separate, _ = _run(tmp_path, "separate", config)  # a run of its own draws a secret of its own
+    with RunStore.open(directory) as a, RunStore.open(separate) as c:
+        assert a.secret() != c.secret()
+        assert not {r.seed for r in a.matches("meta")} & {r.seed for r in c.matches("meta")}
 
 
 def test_resume_of_a_finished_run_changes_nothing(tmp_path, replies):
@@ -98,6 +115,10 @@ def test_replay_reproduces_a_run_without_the_model(tmp_path, replies):
     assert _outcome(again) == _outcome(first)
     with RunStore.open(first) as a, RunStore.open(again) as b:
         assert [(q.key, r.text) for q, r in a.llm_calls()] == [(q.key, r.text) for q, r in b.llm_calls()]
+        assert a.secret() == b.secret() is not None  # the replay plays the matches the run played
+        key = lambda r: (r.policies, r.seed)  # noqa: E731
+        for phase in ("meta", "eval"):
+            assert sorted(a.matches(phase), key=key) == sorted(b.matches(phase), key=key)
     refused = csro("run", write_config(tmp_path / "self.yaml", small_config(
         replies, llm={"provider": "replay", "path": str(tmp_path / "nowhere")})), "--out", tmp_path / "x",
         check=False)
@@ -145,7 +166,8 @@ def test_unknown_game_is_refused_before_anything_is_written(tmp_path, replies):
 @pytest.mark.slow
 def test_ray_backend_gives_the_local_payoff_table(tmp_path, replies):
     local, _ = _run(tmp_path, "local", small_config(replies))
-    ray, _ = _run(tmp_path, "ray", small_config(replies, execution={"backend": "ray"}))
+    ray = same_run(local, tmp_path / "ray", execution={"backend": "ray"})  # the same run (its secret) on Ray
+    csro("resume", ray)
     assert _outcome(ray) == _outcome(local)
     with RunStore.open(local) as a, RunStore.open(ray) as b:
         key = lambda r: (r.policies, r.seed)  # noqa: E731

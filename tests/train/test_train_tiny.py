@@ -181,3 +181,13 @@ def test_rrps_team_step_runs_the_whole_workflow(tmp_path):
     run.store.close()
     assert [e["role"] for e in events].count("proposer") == 2 and all(e["k"] == 2 for e in events if e["role"] == "proposer")
     assert steps[0]["rewards"] == [-1.0, -1.0]  # random bytes define no Agent class: the game's minimum
+
+
+def test_a_training_run_keys_the_matches_of_its_rewards_with_a_secret(tmp_path):
+    """rrps-team's reward plays the written programs: their seeds derive from the run's secret
+    (issue 37), drawn when the run is created and kept in its store."""
+    with TrainStore.create(tmp_path / "a", {}) as a, TrainStore.create(tmp_path / "b", {}) as b:
+        secret = a.secret()
+        assert len(secret) == 64 and secret != b.secret()
+    with TrainStore.open(tmp_path / "a") as again:
+        assert again.secret() == secret

@@ -39,7 +39,8 @@ def eval_cmd(
     policy: List[str] = typer.Option(..., "--policy", "-p", help="A policy file or builtin:NAME (repeatable)."),
     opponents: Optional[str] = typer.Option(None, "--opponents", help="Comma-separated opponents (default: the game's population)."),
     matches: int = typer.Option(10, "--matches", "-n", help="Matches per (policy, opponent) cell."),
-    seed: int = typer.Option(0, "--seed", help="Run seed; the same seed gives the same returns."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Run seed; the same seed gives the same returns "
+                                       "(default: one drawn at random and shown, which no policy can guess)."),
     processes: Optional[int] = typer.Option(None, "--processes", help="Runner processes (default: the cores)."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
 ) -> None:
@@ -64,11 +65,12 @@ def eval_cmd(
         entry["forfeit_examples"] = result.forfeit_details(spec.name, limit=3)
         entries.append(untrusted(entry))  # a policy's text (its forfeits' details) is data
     if json_out:
-        print(json.dumps({"game": g.name, "matches_per_cell": matches, "seed": seed,
+        print(json.dumps({"game": g.name, "matches_per_cell": matches, "seed": result.seed,
                           "opponents": [o.name for o in opponent_specs], "results": entries}))
         return
     table = Table("policy", "PopReturn", "PopExpl", "AggScore", "worst opponent", "matches", "forfeits",
-                  title=f"{g.name}: {len(opponent_specs)} opponents × {matches} matches (±95% CI)")
+                  title=f"{g.name}: {len(opponent_specs)} opponents × {matches} matches (±95% CI), "
+                        f"seed {result.seed}")
     for e in untrusted(entries, markup=True):
         ci = e["ci95"]
         forfeits = ", ".join(f"{k}: {v}" for k, v in e["forfeits"].items()) or "-"
@@ -120,17 +122,20 @@ def exploit_cmd(
 def play_cmd(
     game: str = typer.Option(..., "--game", "-g", help="rrps, leduc, or an OpenSpiel game string."),
     policies: List[str] = typer.Argument(..., help="One policy per seat: file paths or builtin:NAME."),
-    seed: int = typer.Option(0, "--seed", help="Match seed."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Match seed (default: one drawn at random and shown, "
+                                       "which no policy can guess)."),
     max_lines: int = typer.Option(60, "--max-lines", help="Trace lines to show (0 = all)."),
 ) -> None:
     """Play one match and print a readable trace."""
     from csro.evaluation import play_traced, resolve, unique_names
     from csro.games import load_game
+    from csro.seeding import draw_seed
 
     g = load_game(game)
     if len(policies) != g.num_players:
         raise ConfigError(f"{g.name} needs {g.num_players} policies, got {len(policies)}")
     specs = unique_names([resolve(p, g) for p in policies])
+    seed = draw_seed() if seed is None else seed
     trace = play_traced(g, specs, seed)
     lines = trace.lines if max_lines == 0 or len(trace.lines) <= max_lines else (
         trace.lines[: max_lines // 2] + [f"... {len(trace.lines) - max_lines} more lines ..."] + trace.lines[-max_lines // 2:])
@@ -139,6 +144,7 @@ def play_cmd(
     names = [untrusted(spec.name, markup=True) for spec in specs]
     for name, ret in zip(names, trace.result.returns):
         console.print(f"{name}: {ret:+g}", highlight=False)
+    console.print(f"seed {seed} (--seed {seed} plays this match again)", highlight=False)
     if trace.result.forfeit:
         seat, reason, detail = untrusted(trace.result.forfeit, markup=True)
         console.print(f"[red]{names[seat]} forfeited: {reason}[/red] {detail}", highlight=False)

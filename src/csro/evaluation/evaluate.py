@@ -17,6 +17,7 @@ from csro.evaluation.payoff_table import MatchResult, record
 from csro.evaluation.runner import ProgressFn, plan_chunks, run_chunks
 from csro.games import CodeGame
 from csro.policies import SandboxLimits
+from csro.seeding import draw_seed
 
 if TYPE_CHECKING:
     from csro.evaluation.backends import Backend
@@ -24,11 +25,13 @@ if TYPE_CHECKING:
 
 @dataclasses.dataclass
 class Evaluation:
-    """A finished evaluation: the table, every match result, and one score per policy."""
+    """A finished evaluation: the table, every match result, one score per policy, and the
+    seed its matches were played with (the one given, or the one drawn)."""
 
     table: PayoffTable
     results: list[MatchResult]
     scores: list[PopulationScore]
+    seed: int
 
     def forfeit_details(self, policy: str, limit: int = 5) -> list[dict]:
         """Up to ``limit`` recorded forfeits of ``policy`` with their reasons and details."""
@@ -55,7 +58,7 @@ def unique_names(specs: Sequence[PolicySpec]) -> list[PolicySpec]:
 
 
 def evaluate(game: CodeGame, policies: Sequence[PolicySpec], opponents: Sequence[PolicySpec], *,
-             matches: int = 10, seed: int = 0, limits: SandboxLimits = SandboxLimits(),
+             matches: int = 10, seed: int | None = None, limits: SandboxLimits = SandboxLimits(),
              processes: int | None = None, progress: ProgressFn | None = None,
              backend: Backend | None = None) -> Evaluation:
     """Play ``matches`` matches of every policy against every opponent and score them.
@@ -66,6 +69,9 @@ def evaluate(game: CodeGame, policies: Sequence[PolicySpec], opponents: Sequence
 
     ``backend`` plays the chunks (``csro.evaluation.backends``: a local pool or Ray); None
     means the local process pool of ``processes`` processes. The results do not depend on it.
+    ``seed`` None: one is drawn (``csro.seeding.draw_seed``), so that no policy can compute
+    its match's seeds; a given seed repeats the same matches (and is as public as the caller
+    makes it).
     """
     if matches < 1:
         raise ConfigError(f"matches must be at least 1, got {matches}")
@@ -80,6 +86,7 @@ def evaluate(game: CodeGame, policies: Sequence[PolicySpec], opponents: Sequence
         if len(set(names)) != len(names):
             raise ConfigError(f"duplicate {label} names: {names}")
     pairs = [(p, o) for p in policies for o in opponents]
+    seed = draw_seed() if seed is None else seed
     if backend is None:
         chunks = plan_chunks(game.name, game.num_players, pairs, matches, seed, limits, parallel=processes)
     else:
@@ -93,4 +100,4 @@ def evaluate(game: CodeGame, policies: Sequence[PolicySpec], opponents: Sequence
     record(table, results)
     population = [o.name for o in opponents]
     scores = [population_score(table, p.name, population) for p in policies]
-    return Evaluation(table, results, scores)
+    return Evaluation(table, results, scores, seed)

@@ -11,13 +11,21 @@ other. Chunks are spread over a process pool, so cells run in parallel on the co
 
 A match's result is a function of its seed alone (issue 28): not of the process, the
 node, the chunk, the order, or what a process played before. Its seed is derived from the
-run seed, the seated policy names and the match index only; each seat gets a seed derived
-from it, which seeds a built-in bot's generator or a code policy's instance. Each chunk
-starts fresh sandbox workers for the code policies it needs, and within a worker each
-instance (one seat of one match) has random streams of its own (``csro.policies._streams``)
-and a fresh copy of the policy module wherever state could pass through it
-(``csro.policies._sharing``), so neither module globals nor ``random`` are shared between
-matches; the chunk layout is therefore free to follow speed.
+run's match root (the run seed keyed with the run's secret, ``csro.seeding.match_root``), the
+seated policy names and the match index only; each seat gets a seed derived from it, which
+seeds a built-in bot's generator or a code policy's instance. No policy can compute a seed it
+was not given (issue 37): the root is secret, and a seat's seed reveals neither its match's
+seed nor another seat's. Each chunk starts fresh sandbox workers for the code policies it
+needs, and within a worker each instance (one seat of one match) has random streams of its
+own (``csro.policies._streams``) and a fresh copy of the policy module wherever state could
+pass through it (``csro.policies._sharing``), so neither module globals nor ``random`` are
+shared between matches; the chunk layout is therefore free to follow speed.
+
+The time between a policy's calls is the one input of the referee a policy can read besides
+its calls (a clock needs no system call). Within a round the workers get their calls before
+the built-ins answer theirs, so what a policy can time before it answers a round is the work
+of earlier rounds only (the other seats' compute, whose moves the game then shows it anyway);
+docs/sandbox.md measures and bounds this channel.
 
 A policy that fails in any way forfeits that match (``forfeit_returns``) with a recorded
 ``Reason``; the other matches go on.
@@ -83,7 +91,8 @@ MIN_CHUNK = 8  # matches per chunk at least, where a policy has that many: a wor
 def plan_chunks(game_name: str, num_players: int, pairs: Sequence[tuple[PolicySpec, PolicySpec]],
                 matches: int, seed: int, limits: SandboxLimits, target: int | None = None,
                 parallel: int | None = None) -> list[Chunk]:
-    """Chunks for ``matches`` matches of each (policy, opponent) pair.
+    """Chunks for ``matches`` matches of each (policy, opponent) pair; ``seed`` is the match
+    root every match seed derives from (``csro.seeding.match_root`` of a run).
 
     A chunk holds consecutive matches of one policy (match index by match index, each
     against all of its opponents). Each policy's matches are cut into equal chunks of at
@@ -110,9 +119,9 @@ def plan_profiles(game_name: str, profiles: Sequence[Sequence[PolicySpec]], matc
     """Chunks for ``matches`` matches of each profile, every policy in its own seat.
 
     The per-player populations of an n-player or asymmetric game meet as profiles (the
-    policy of player p in seat p, never another seat). A match's seed depends on the run
-    seed, the seated names in order and the match index only; the matches of consecutive
-    profiles are cut into chunks as ``plan_chunks`` cuts a policy's.
+    policy of player p in seat p, never another seat). A match's seed depends on ``seed``
+    (the match root), the seated names in order and the match index only; the matches of
+    consecutive profiles are cut into chunks as ``plan_chunks`` cuts a policy's.
     """
     jobs = [MatchJob(tuple(SeatRef.of(s) for s in profile), derive_seed(seed, *(s.name for s in profile), m))
             for profile in profiles for m in range(matches)]
@@ -274,6 +283,7 @@ def play_chunk(chunk: Chunk, observer: Observer | None = None) -> list[MatchResu
                 lose(seat.match, r.seat, result)
             items.clear()
         rounds = []
+        local = []  # the built-in seats' requests of the round: (instance, request, match, answers, i)
         for m, match, reqs, answers in lane.rounds:
             if forfeits[m] is not None:
                 continue
@@ -295,7 +305,7 @@ def play_chunk(chunk: Chunk, observer: Observer | None = None) -> list[MatchResu
             for r in reqs:
                 seat = row[r.seat]
                 if seat.builtin is not None:
-                    answers[i] = seat.builtin.respond(r, match)
+                    local.append((seat.builtin, r, match, answers, i))
                 else:
                     seat.queue.append((seat, r, answers, i))
                 i += 1
@@ -304,6 +314,10 @@ def play_chunk(chunk: Chunk, observer: Observer | None = None) -> list[MatchResu
             if items:
                 worker.submit([(seat.instance, r.method, r.args) for seat, r, _, _ in items])
                 sent.append((worker, items))
+        # The built-ins answer once the workers have their calls: no built-in's work on a round
+        # lies between a policy's calls before it answers that round (the timing channel).
+        for builtin, r, match, answers, i in local:
+            answers[i] = builtin.respond(r, match)
         lane.rounds, lane.sent = rounds, sent
 
     try:

@@ -23,6 +23,7 @@ from csro.evaluation.payoff_table import record
 from csro.evaluation.runner import ProgressFn, plan_chunks, run_chunks
 from csro.games import CodeGame
 from csro.policies import SandboxLimits
+from csro.seeding import draw_seed
 
 if TYPE_CHECKING:
     from csro.evaluation.backends import Backend
@@ -46,7 +47,7 @@ class Tournament:
         return {p: s / turns for p, s in self.scores.items()}
 
 
-def round_robin(game: CodeGame, players: Sequence[PolicySpec], *, matches: int = 1, seed: int = 0,
+def round_robin(game: CodeGame, players: Sequence[PolicySpec], *, matches: int = 1, seed: int | None = None,
                 limits: SandboxLimits = SandboxLimits(), processes: int | None = None,
                 progress: ProgressFn | None = None, backend: Backend | None = None,
                 known: PayoffTable | None = None) -> Tournament:
@@ -55,7 +56,8 @@ def round_robin(game: CodeGame, players: Sequence[PolicySpec], *, matches: int =
     ``known``: a table of earlier results (e.g. ``table`` of the population's own round
     robin); pairs it holds results for are taken from it as they are and not played again,
     so ranking a new entrant costs only its own matches. Match seeds depend on the names
-    and match index only, so with the same ``matches`` and ``seed`` the answer is the same.
+    and match index only, so with the same ``matches`` and ``seed`` the answer is the same
+    (``seed`` None: one is drawn, ``csro.seeding.draw_seed``, and the matches are not repeatable).
     """
     if game.num_players != 2:
         raise ConfigError(f"a round-robin tournament needs a two-player game; {game.name!r} has "
@@ -70,7 +72,7 @@ def round_robin(game: CodeGame, players: Sequence[PolicySpec], *, matches: int =
     if known is not None:
         table.merge(known)
         pairs = [(a, b) for a, b in pairs if not table.has(a.name, b.name)]
-    chunks = plan_chunks(game.name, 2, pairs, matches, seed, limits)
+    chunks = plan_chunks(game.name, 2, pairs, matches, draw_seed() if seed is None else seed, limits)
     results = backend.run(chunks, progress=progress) if backend else run_chunks(chunks, processes, progress)
     record(table, results)
     scores = {a: sum(table.mean(a, b) for b in names if b != a) / (len(names) - 1) for a in names}

@@ -70,8 +70,12 @@ class Rollout:
 
 
 def run_episodes(policy: Policy, task: TeamTask, step: int, problems: int, group_size: int, version: int,
-                 seed: int) -> Rollout:
-    """``group_size`` episodes on each of ``problems`` problems; one event per (episode, stage)."""
+                 seed: int, match_root: int | None = None) -> Rollout:
+    """``group_size`` episodes on each of ``problems`` problems; one event per (episode, stage).
+
+    ``seed`` seeds the sampling; ``match_root`` (the run seed keyed with the run's secret,
+    ``csro.seeding.match_root``) the reward's matches, which a written program must not be
+    able to compute (issue 37); None: the run seed itself, public (a caller without a run store)."""
     episodes = [Episode(task.problem(step, p), p * group_size + g) for p in range(problems) for g in range(group_size)]
     members: dict[tuple[int, int], list[Member]] = {}
     gen_s = lp_s = 0.0
@@ -99,7 +103,7 @@ def run_episodes(policy: Policy, task: TeamTask, step: int, problems: int, group
                 completion_ids=sample.completion_ids, completion_mask=(1,) * len(sample.completion_ids),
                 behaviour_logprobs=tuple(lps), text=sample.text))
     start = time.perf_counter()
-    rewards = task.rewards(episodes, seed=derive_seed(seed, "reward", step))
+    rewards = task.rewards(episodes, seed=derive_seed(seed if match_root is None else match_root, "reward", step))
     reward_s = time.perf_counter() - start
     events = []
     for ep, reward in zip(episodes, rewards):

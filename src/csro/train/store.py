@@ -24,7 +24,7 @@ import pathlib
 import time
 from typing import Sequence
 
-from csro._sqlite import SQLiteStore, dumps
+from csro._sqlite import DRAW, SQLiteStore, dumps, keep_secret
 from csro.errors import TrainStoreError
 
 DB_NAME = "train.db"
@@ -66,6 +66,7 @@ class TrainStore(SQLiteStore):
             conn.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
             conn.execute("INSERT INTO run (id, config, created) VALUES (1, ?, ?)",
                          (dumps(config, "the configuration"), time.time()))
+            keep_secret(conn, DRAW)  # the key of the seeds its rewards' matches are played with
         return store
 
     @property

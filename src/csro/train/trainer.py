@@ -27,7 +27,7 @@ from typing import Callable, Sequence
 
 import torch
 
-from csro.seeding import derive_seed
+from csro.seeding import derive_seed, match_root
 from csro.train.batching import event_minibatches, is_complete
 from csro.train.config import TrainConfig, train_config
 from csro.train.events import Event, Workflow
@@ -163,7 +163,7 @@ class TrainRun:
         cfg = self.config
         start = time.perf_counter()
         rollout = run_episodes(self.policy, self.task, step, cfg.problems_per_step, cfg.group_size,
-                               version=step, seed=cfg.seed)
+                               version=step, seed=cfg.seed, match_root=match_root(cfg.seed, self.store.secret()))
         t_update = time.perf_counter()
         info = update(self.policy, self.optimizer, rollout.events, cfg, step)
         update_s = time.perf_counter() - t_update
