@@ -69,6 +69,7 @@ def test_a_files_run_completes_and_shows_its_policies(tmp_path, replies):
                                               "builtin:copybot"}
 
 
+@pytest.mark.slow
 def test_kill_9_then_resume_ends_like_an_uninterrupted_run(tmp_path, replies):
     config = small_config(replies, game="rrps")  # 1000 throws: iterations take long enough to interrupt
     whole, _ = _run(tmp_path, "whole", config)
@@ -85,6 +86,7 @@ def test_kill_9_then_resume_ends_like_an_uninterrupted_run(tmp_path, replies):
         assert sorted(a.matches("meta"), key=key) == sorted(b.matches("meta"), key=key)
 
 
+@pytest.mark.slow
 def test_resume_of_a_finished_run_changes_nothing(tmp_path, replies):
     directory, _ = _run(tmp_path, "run", small_config(replies))
     before = _outcome(directory)
@@ -92,6 +94,7 @@ def test_resume_of_a_finished_run_changes_nothing(tmp_path, replies):
     assert _outcome(directory) == before
 
 
+@pytest.mark.slow
 def test_replay_reproduces_a_run_without_the_model(tmp_path, replies):
     first, _ = _run(tmp_path, "first", small_config(replies))
     again, _ = _run(tmp_path, "again", small_config(replies, llm={"provider": "replay", "path": str(first)}))
