@@ -41,6 +41,7 @@ def discover(tmp_path, *extra):
                 "--set", "evolve.diff_ratio=1.0", *extra)
 
 
+@pytest.mark.slow
 def test_discover_cfr_with_files_evolves_from_cfr_plus_and_reports_against_the_library(tmp_path):
     done = discover(tmp_path)
     assert "exploitability after K = 40" in done.stdout
@@ -67,6 +68,7 @@ def test_discover_cfr_with_files_evolves_from_cfr_plus_and_reports_against_the_l
     assert seed["id"] in html
 
 
+@pytest.mark.slow
 def test_an_interrupted_discovery_resumes_to_the_same_result(tmp_path):
     discover(tmp_path)
     path = tmp_path / "run" / "run.db"
@@ -127,6 +129,7 @@ class MetaSolver:
 '''
 
 
+@pytest.mark.slow
 def test_discover_psro_with_files_scores_meta_solvers_by_exact_psro(tmp_path):
     folder = tmp_path / "replies"
     folder.mkdir()

@@ -49,6 +49,7 @@ def _bots(game, names):
     return [resolve(f"builtin:{n}", game) for n in names]
 
 
+@pytest.mark.slow
 def test_same_seed_same_returns_whatever_the_processes(rrps):
     policy = code_policy("copy", COPY_OPPONENT, rrps)
     opponents = _bots(rrps, ["rotatebot", "randbot", "greenberg"])

@@ -34,6 +34,7 @@ def evolve_config(tmp_path, **evolve):
     return write_config(tmp_path / "config.yaml", config)
 
 
+@pytest.mark.slow
 def test_evolve_run_with_files_stores_programs_and_reports_the_search(tmp_path):
     done = csro("run", evolve_config(tmp_path), "--out", tmp_path / "run")
     assert "generation 1" in done.stderr + done.stdout
@@ -88,6 +89,7 @@ def _diff_reply(provider: str) -> dict:
 
 
 @pytest.mark.parametrize("provider", ["openai", "gemini", "anthropic"])
+@pytest.mark.slow
 def test_evolve_run_with_each_hosted_provider_shape(provider, tmp_path, monkeypatch):
     """The hosted providers against a scripted local HTTP server, then a replay of that run."""
     from csro import runs

@@ -18,7 +18,7 @@ POLICY_PROMPT = (Message("system", "You are an expert Python programmer."),
                  Message("user", "Repeated rock-paper-scissors. Write a Python class Agent with a method "
                                  "act(self, history) that returns 'R', 'P' or 'S'. history is the list of the "
                                  "opponent's past moves. Beat an opponent who mostly plays 'R'."))
-pytestmark = pytest.mark.integration  # every test here uses the real model file
+pytestmark = [pytest.mark.slow, pytest.mark.integration]  # every test here uses the real model file
 
 PREFILL = "```python\nclass Agent:\n    def act(self, history):\n"
 
@@ -100,11 +100,15 @@ SMALL_BATCH = 16  # so that the test prompts span several whole batches; the con
 RULES_PREFILL, RULES_GRAMMAR = grammar_for(load_game("rrps"))  # the rule grammar of make demo's rewrites
 
 
+EXACTNESS_MODEL = "qwen2.5-coder-0.5b"  # reuse's exactness is the engine's, not the weights': the quicker model
+
+
 @pytest.fixture(scope="module")
 def cold_and_warm():
     """Two providers over the same weights: one that evaluates every prompt from its first
     token, one that reuses the cached prefix."""
-    cold, warm = (EmbeddedProvider(ensure_model(DEFAULT_MODEL), threads=1, n_batch=SMALL_BATCH, reuse_prefix=reuse)
+    cold, warm = (EmbeddedProvider(ensure_model(EXACTNESS_MODEL), threads=1, n_batch=SMALL_BATCH,
+                                   reuse_prefix=reuse)
                   for reuse in (False, True))
     yield cold, warm
     cold.close()

@@ -122,6 +122,7 @@ def test_resume_walks_finished_iterations_without_the_oracle(tmp_path):
         assert store.match_counts() == counts
 
 
+@pytest.mark.slow
 def test_resume_after_a_crash_mid_run_ends_like_an_uninterrupted_run(tmp_path):
     with RunStore.create(tmp_path / "whole", {}) as store:
         [whole], final = _loop(store, ScriptedOracle(PROGRAMS))[0].run()
@@ -181,6 +182,7 @@ class SeatOracle:
         return OracleResult(source, ctx.evaluate(source), [str(ctx.llm.request("propose", []).key)], "scripted", [])
 
 
+@pytest.mark.slow
 def test_three_players_get_one_population_and_sigma_each(tmp_path):
     programs = {(1, 0): KUHN_BET, (1, 2): KUHN_PASS, (2, 1): KUHN_BET}
     oracle = SeatOracle(programs)

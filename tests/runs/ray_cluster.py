@@ -20,6 +20,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 RAY = str(pathlib.Path(sys.executable).with_name("ray"))
@@ -65,6 +66,9 @@ class Cluster:
         self.address = f"127.0.0.1:{self.port}"
         self.nodes: list[subprocess.Popen] = []
         self.token = ""
+        # Ray's session directory holds Unix sockets, whose paths may not pass 107 bytes: a
+        # short directory of its own, not one under pytest's deep temporary paths.
+        self.temp = pathlib.Path(tempfile.mkdtemp(prefix="ray-"))
 
     def start(self) -> "Cluster":
         self.token = generate_token(self.root / "head-home")
@@ -87,7 +91,7 @@ class Cluster:
         home.mkdir(exist_ok=True)
         self.nodes.append(subprocess.Popen(
             [RAY, "start", "--block", "--num-cpus=1", "--node-ip-address=127.0.0.1", "--disable-usage-stats",
-             *([f"--temp-dir={self.root / 'ray'}"] if temp else []), *args],
+             *([f"--temp-dir={self.temp}"] if temp else []), *args],
             stdout=log, stderr=subprocess.STDOUT, env=ray_env(self.token, home), start_new_session=True))
 
     def _wait_for(self, nodes: int) -> None:
@@ -135,7 +139,7 @@ class Cluster:
                 os.killpg(node.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        shutil.rmtree(self.root / "ray", ignore_errors=True)
+        shutil.rmtree(self.temp, ignore_errors=True)
 
 
 def _descendants(pid: int) -> list[int]:

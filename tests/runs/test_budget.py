@@ -19,6 +19,7 @@ def _outcome(s: dict) -> dict:
     return {"population": [m["sha256"] for m in s["population"]], "sigma": s["sigma"], "final": s["final"]}
 
 
+@pytest.mark.slow
 def test_a_calls_budget_stops_the_run_and_resume_with_a_larger_one_ends_like_an_uninterrupted_run(tmp_path, replies):
     config = small_config(replies)
     capped = {**config, "llm": {**config["llm"], "budget": {"calls": 2}}}
@@ -92,6 +93,7 @@ def _reply(kind: str, source: str) -> dict:
 
 
 @pytest.mark.parametrize("kind", ["openai", "gemini", "anthropic"])
+@pytest.mark.slow
 def test_request_shape_a_dollar_budget_stops_each_wire_format_at_the_cap_and_resume_ends_alike(kind, tmp_path,
                                                                                                monkeypatch, replies):
     monkeypatch.setenv("CSRO_TEST_KEY", "sk-test-budget")

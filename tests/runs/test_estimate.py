@@ -27,6 +27,7 @@ def _demo_like(replies) -> dict:
     return config
 
 
+@pytest.mark.slow
 def test_the_expected_tokens_are_within_30_percent_of_files_runs(tmp_path, replies):
     """``expected`` against the mean of five seeds: one run refines 0 to 2 times an iteration as
     its matches fall (3 to 8 calls at these seeds), which no estimate can know beforehand."""
@@ -84,6 +85,7 @@ KINDS = [("kuhn_poker", kind) for kind in ORACLES.names()] + [("kuhn_poker(playe
 
 
 @pytest.mark.parametrize("game, kind", KINDS)
+@pytest.mark.slow
 def test_high_bounds_the_calls_of_a_real_run(tmp_path, game, kind):
     """A files run whose replies alternate a valid policy and a reply with no program, so that
     repairs, the grammar fallback, refinement rounds and descriptions all happen; the final

@@ -48,6 +48,7 @@ def test_the_fixtures_hold_no_recorded_kind(tmp_path):
         assert "kind" not in config and config
 
 
+@pytest.mark.slow
 def test_an_old_interrupted_csro_run_resumes_to_the_uninterrupted_result(tmp_path):
     root = unpack(tmp_path, "csro")
     before = status(root, "interrupted")
@@ -65,6 +66,7 @@ def test_an_old_interrupted_csro_run_resumes_to_the_uninterrupted_result(tmp_pat
     assert any("repair" in key for key in old["calls"]) and any("refine" in key for key in old["calls"])
 
 
+@pytest.mark.slow
 def test_an_old_finished_csro_run_replays_identically_and_resumes_to_itself(tmp_path):
     root = unpack(tmp_path, "csro")
     csro("run", "replay.yaml", "--out", "replayed", cwd=root)
@@ -77,6 +79,7 @@ def test_an_old_finished_csro_run_replays_identically_and_resumes_to_itself(tmp_
     assert "PopReturn" in (root / "finished" / "report.html").read_text()
 
 
+@pytest.mark.slow
 def test_an_old_discovery_run_resumes_reports_and_shows_its_status(tmp_path):
     root = unpack(tmp_path, "discover")
     with RunStore.open(root / "finished") as store:
@@ -100,6 +103,7 @@ def test_an_old_discovery_run_resumes_reports_and_shows_its_status(tmp_path):
     assert "Best vs the library" in (root / "finished" / "report.html").read_text()
 
 
+@pytest.mark.slow
 def test_an_old_training_run_resumes_from_its_checkpoint_and_reports(tmp_path):
     pytest.importorskip("torch")
     from csro.train.store import TrainStore

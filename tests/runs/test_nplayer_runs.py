@@ -50,6 +50,7 @@ def _outcome(directory) -> dict:
             "final": s["final"]}
 
 
+@pytest.mark.slow
 def test_three_player_kuhn_has_a_population_and_sigma_per_player_and_resumes_after_kill_9(tmp_path):
     config = _config(tmp_path, "kuhn_poker(players=3)", [KUHN, load_game("kuhn_poker(players=3)").example_policy],
                      iterations=3)
@@ -78,6 +79,7 @@ def test_three_player_kuhn_has_a_population_and_sigma_per_player_and_resumes_aft
     assert _outcome(killed) == _outcome(again)
 
 
+@pytest.mark.slow
 def test_the_ipd_against_axelrod_strategies(tmp_path):
     pytest.importorskip("axelrod")
     tit_for_tat = load_game("ipd").example_policy
@@ -92,6 +94,7 @@ def test_the_ipd_against_axelrod_strategies(tmp_path):
     assert [sorted(seat["per_opponent"]) for seat in seats] == [sorted(population.strip("[]").split(","))] * 2
 
 
+@pytest.mark.slow
 def test_an_asymmetric_game_gets_two_populations(tmp_path):
     sheriff = load_game("sheriff")
     assert sheriff.seat_roles is not None

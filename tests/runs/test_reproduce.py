@@ -10,6 +10,7 @@ import pytest
 from run_helpers import csro
 
 
+@pytest.mark.slow
 def test_a_tiny_grid_runs_summarises_and_resumes(tmp_path, replies):
     population = "[builtin:rockbot,builtin:copybot,builtin:greenberg]"
     args = ["reproduce", "rrps", "--out", tmp_path / "grid", "--oracles", "zero_shot", "--seeds", "2",
@@ -77,6 +78,7 @@ def test_a_tiny_grid_runs_summarises_and_resumes(tmp_path, replies):
     assert json.loads((grid / "summary.json").read_text())["ours"] == summary["ours"]
 
 
+@pytest.mark.slow
 def test_a_bad_grid_is_refused_before_anything_runs(tmp_path):
     done = csro("reproduce", "chess", "--out", tmp_path / "g", check=False)
     assert done.returncode == 2 and "unknown experiment 'chess'" in done.stderr

@@ -76,6 +76,7 @@ def _public_seeds(store, config: dict) -> set[int]:
     return {derive_seed(config["seed"], a, b, m) for a in names for b in names for m in range(8)}
 
 
+@pytest.mark.slow
 def test_kill_9_then_resume_ends_like_an_uninterrupted_run(tmp_path, replies):
     """The same run directory gives the same tables, killed and resumed or played at once: its
     secret (issue 37) is in its store, so the resumed run plays the seeds it played before."""
@@ -102,6 +103,7 @@ def test_kill_9_then_resume_ends_like_an_uninterrupted_run(tmp_path, replies):
         assert not {r.seed for r in a.matches("meta")} & {r.seed for r in c.matches("meta")}
 
 
+@pytest.mark.slow
 def test_resume_of_a_finished_run_changes_nothing(tmp_path, replies):
     directory, _ = _run(tmp_path, "run", small_config(replies))
     before = _outcome(directory)
@@ -109,6 +111,7 @@ def test_resume_of_a_finished_run_changes_nothing(tmp_path, replies):
     assert _outcome(directory) == before
 
 
+@pytest.mark.slow
 def test_replay_reproduces_a_run_without_the_model(tmp_path, replies):
     first, _ = _run(tmp_path, "first", small_config(replies))
     again, _ = _run(tmp_path, "again", small_config(replies, llm={"provider": "replay", "path": str(first)}))

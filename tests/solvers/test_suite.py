@@ -62,6 +62,7 @@ def test_run_suite_writes_curves_plots_and_ranks(tmp_path):
 
 
 @pytest.mark.integration
+@pytest.mark.slow
 def test_cli_suite(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-c", "from csro.cli import main; main()", "suite", "--games", "kuhn_2p",

@@ -24,6 +24,7 @@ def _config(**kw):
     return train_config(model="tiny", task="arith", steps=3, k=2, group_size=2, tokens=TOKENS, lr=1e-2, **kw)
 
 
+@pytest.mark.slow
 def test_three_step_cpu_run_trains_and_records(tmp_path):
     run = TrainRun.create(_config(), tmp_path / "run")
     before = run.policy.trainable_state()
@@ -172,6 +173,7 @@ def test_before_any_update_the_ratio_is_one_at_either_precision(tmp_path, bf16, 
     assert info["ratio_mean"] == pytest.approx(1.0, abs=tol) and info["clip_frac"] == 0.0
 
 
+@pytest.mark.slow
 def test_rrps_team_step_runs_the_whole_workflow(tmp_path):
     config = train_config(model="tiny", task="rrps-team", steps=1, k=2, group_size=2,
                           tokens={"proposer": 8, "selector": 2})
