@@ -99,6 +99,7 @@ def test_the_corpus_covers_every_kind_more_than_once():
     assert len(timing.ATTACKERS) >= 2
 
 
+@pytest.mark.slow
 def test_the_clock_tells_a_policy_no_move_it_is_about_to_face():
     """Timing attempts against an opponent whose work gives its throw away, built-in and code:
     none beats honest play, and the probe sees the opponent's work on the rounds it was shown
@@ -106,6 +107,7 @@ def test_the_clock_tells_a_policy_no_move_it_is_about_to_face():
     assert timing.verdict(timing.run()) == []
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.geteuid() != 0, reason="the tests already run as an ordinary user")
 def test_the_corpus_as_an_ordinary_user():
     """CI runs as root: every attempt again, by csro run as a user of its own (made here), from

@@ -123,7 +123,9 @@ def test_a_refused_key_stops_at_once_naming_the_variable(kind, status_code, tmp_
     with FaultServer(kind, reply_for, always=refusal) as server:
         stopped = csro("run", _config(tmp_path, replies, kind, server.url), "--out", tmp_path / "run", check=False)
     assert stopped.returncode == 4, stopped.stderr
-    assert server.requests == 2  # the iteration's two samples, in flight together; neither is retried
+    # the iteration's two samples: the second may be sent before the first's refusal stops the
+    # run, or not at all; neither is retried
+    assert 1 <= server.requests <= 2
     assert f"refused the call: HTTP {status_code}" in stopped.stderr
     assert "check the API key in environment variable CSRO_TEST_KEY" in stopped.stderr
     assert "sk-test-flaky" not in stopped.stderr

@@ -58,7 +58,7 @@ def test_a_files_run_completes_and_shows_its_policies(tmp_path, replies):
     assert s["llm"]["calls"] == 4 and s["llm"]["errors"] == 0
     assert s["sandbox"]["missing"] == {} and s["sandbox"]["seccomp"] is True  # what the code ran under
     html = (directory / "report.html").read_text()
-    assert "landlock: ABI" in html and "system calls kill the worker" in html
+    assert "landlock: ABI" in html and "any other kills the worker" in html
     for docstring in ("Counters the opponent", "Beats the opponent", "Predicts the opponent"):
         assert docstring in html  # every policy's source is shown
     assert "PopReturn" in html
