@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from csro.store import RunStore
-from run_helpers import csro, kill_after_iteration, status, write_config
+from run_helpers import csro, kill_after_iteration, same_run, status, write_config
 
 
 @pytest.mark.slow
@@ -59,10 +59,10 @@ def test_kill_9_and_resume_of_an_embedded_run_ends_like_an_uninterrupted_one(tmp
         "execution": {"processes": 2},
     }
     path = write_config(tmp_path / "c.yaml", config)
-    csro("run", path, "--out", tmp_path / "whole")
     kill_after_iteration(path, tmp_path / "killed")
     assert not status(tmp_path / "killed")["done"]
     csro("resume", tmp_path / "killed")
+    csro("resume", same_run(tmp_path / "killed", tmp_path / "whole"))  # its secret (issue 37), played at once
 
     def outcome(directory):
         s = status(directory)

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pathlib
 
 import pytest
 import yaml
 
 from csro.errors import ProviderStopped
 from csro.store import RunStore
-from run_helpers import POLICIES, csro, small_config, status, write_config
+from run_helpers import POLICIES, csro, same_run, small_config, status, write_config
 from tests.discover.test_discover_runs import MISPLACED, QUADRATIC
 from tests.llm._faults import FAULTS, FaultServer
 
@@ -60,8 +61,8 @@ def key(monkeypatch):
 _CLEAN: dict[str, dict] = {}
 
 
-def _clean(kind: str, tmp_path_factory, replies) -> dict:
-    """The outcome of the run without faults (once per API shape)."""
+def _clean(kind: str, tmp_path_factory, replies) -> tuple[dict, pathlib.Path]:
+    """The outcome and directory of the run without faults (once per API shape)."""
     if kind not in _CLEAN:
         tmp = tmp_path_factory.mktemp(f"clean-{kind}")
         with FaultServer(kind, reply_for) as server:
@@ -69,16 +70,24 @@ def _clean(kind: str, tmp_path_factory, replies) -> dict:
         s = status(tmp / "run")
         assert s["done"] and s["llm"]["calls"] == 6 and s["llm"]["retried"] == 0 and s["llm"]["errors"] == 0
         assert len(s["populations"][0]) > 1  # the model's programs joined
-        _CLEAN[kind] = _outcome(s)
+        _CLEAN[kind] = (_outcome(s), tmp / "run")
     return _CLEAN[kind]
+
+
+def _same_run(clean: pathlib.Path, directory: pathlib.Path, kind: str, url: str) -> pathlib.Path:
+    """The clean run's configuration and secret (its match seeds, issue 37) in ``directory``,
+    asking the server at ``url``: resumed, it is that run played again from its start."""
+    with RunStore.open(clean) as store:
+        llm = store.config()["llm"]
+    return same_run(clean, directory, llm={**llm, "provider": kind, "base_url": url})
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_burst_of_rate_limits_and_every_fault_change_nothing(kind, tmp_path, tmp_path_factory, replies):
-    clean = _clean(kind, tmp_path_factory, replies)
+    clean, clean_dir = _clean(kind, tmp_path_factory, replies)
     with FaultServer(kind, reply_for, burst_s=2.0, failures_per_reply=2, slow_s=1.5) as server:
-        done = csro("run", _config(tmp_path, replies, kind, server.url), "--out", tmp_path / "run")
+        done = csro("resume", _same_run(clean_dir, tmp_path / "run", kind, server.url))
     assert set(server.injected) == {"burst", *FAULTS}, server.injected  # every fault was met
     s = status(tmp_path / "run")
     assert s["done"] and _outcome(s) == clean
@@ -93,11 +102,10 @@ def test_a_burst_of_rate_limits_and_every_fault_change_nothing(kind, tmp_path, t
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_server_gone_for_good_stops_the_run_and_resume_ends_like_the_clean_run(kind, tmp_path, tmp_path_factory,
                                                                                  replies):
-    clean = _clean(kind, tmp_path_factory, replies)
-    directory = tmp_path / "run"
+    clean, clean_dir = _clean(kind, tmp_path_factory, replies)
     with FaultServer(kind, reply_for, gone_after=1, failures_per_reply=1, faults=("overload",)) as server:
-        config = _config(tmp_path, replies, kind, server.url)
-        stopped = csro("run", config, "--out", directory, check=False)
+        directory = _same_run(clean_dir, tmp_path / "run", kind, server.url)
+        stopped = csro("resume", directory, check=False)
     assert stopped.returncode == 4, stopped.stderr
     last, = [line for line in stopped.stderr.splitlines() if line.startswith("stopped: ")]
     assert last.startswith(f"stopped: {kind} at {server.url}") and "ConnectError" in last
