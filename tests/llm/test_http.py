@@ -6,7 +6,6 @@ an error. The servers are local fakes of the APIs' request shapes
 
 from __future__ import annotations
 
-import re
 
 import pytest
 

@@ -58,39 +58,33 @@ def key(monkeypatch):
     monkeypatch.setenv("CSRO_TEST_KEY", "sk-test-flaky-0123456789")
 
 
-_CLEAN: dict[str, dict] = {}
-
-
-def _clean(kind: str, tmp_path_factory, replies) -> tuple[dict, pathlib.Path]:
-    """The outcome and directory of the run without faults (once per API shape)."""
-    if kind not in _CLEAN:
-        tmp = tmp_path_factory.mktemp(f"clean-{kind}")
-        with FaultServer(kind, reply_for) as server:
-            csro("run", _config(tmp, replies, kind, server.url), "--out", tmp / "run")
-        s = status(tmp / "run")
-        assert s["done"] and s["llm"]["calls"] == 6 and s["llm"]["retried"] == 0 and s["llm"]["errors"] == 0
-        assert len(s["populations"][0]) > 1  # the model's programs joined
-        _CLEAN[kind] = (_outcome(s), tmp / "run")
-    return _CLEAN[kind]
-
-
-def _same_run(clean: pathlib.Path, directory: pathlib.Path, kind: str, url: str) -> pathlib.Path:
-    """The clean run's configuration and secret (its match seeds, issue 37) in ``directory``,
+def _same_run(source: pathlib.Path, directory: pathlib.Path, kind: str, url: str) -> pathlib.Path:
+    """``source``'s configuration and secret (its match seeds, issue 37) in ``directory``,
     asking the server at ``url``: resumed, it is that run played again from its start."""
-    with RunStore.open(clean) as store:
+    with RunStore.open(source) as store:
         llm = store.config()["llm"]
-    return same_run(clean, directory, llm={**llm, "provider": kind, "base_url": url})
+    return same_run(source, directory, llm={**llm, "provider": kind, "base_url": url})
+
+
+def _clean(run: pathlib.Path, kind: str) -> dict:
+    """The outcome of ``run``'s run played from its start against a server without faults."""
+    with FaultServer(kind, reply_for) as server:
+        clean = _same_run(run, run.parent / "clean", kind, server.url)
+        csro("resume", clean)
+    s = status(clean)
+    assert s["done"] and s["llm"]["calls"] == 6 and s["llm"]["retried"] == 0 and s["llm"]["errors"] == 0
+    assert len(s["populations"][0]) > 1  # the model's programs joined
+    return _outcome(s)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
-def test_a_burst_of_rate_limits_and_every_fault_change_nothing(kind, tmp_path, tmp_path_factory, replies):
-    clean, clean_dir = _clean(kind, tmp_path_factory, replies)
+def test_a_burst_of_rate_limits_and_every_fault_change_nothing(kind, tmp_path, replies):
     with FaultServer(kind, reply_for, burst_s=2.0, failures_per_reply=2, slow_s=1.5) as server:
-        done = csro("resume", _same_run(clean_dir, tmp_path / "run", kind, server.url))
+        done = csro("run", _config(tmp_path, replies, kind, server.url), "--out", tmp_path / "run")
     assert set(server.injected) == {"burst", *FAULTS}, server.injected  # every fault was met
     s = status(tmp_path / "run")
-    assert s["done"] and _outcome(s) == clean
+    assert s["done"] and _outcome(s) == _clean(tmp_path / "run", kind)
     assert s["llm"]["retried"] > 0 and s["llm"]["waited_s"] > 1.0  # the 2 s burst, at least
     assert "waiting for " in done.stderr and ", retry in " in done.stderr  # the live line, as a log line
     shown = csro("status", tmp_path / "run").stdout
@@ -100,12 +94,10 @@ def test_a_burst_of_rate_limits_and_every_fault_change_nothing(kind, tmp_path, t
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
-def test_a_server_gone_for_good_stops_the_run_and_resume_ends_like_the_clean_run(kind, tmp_path, tmp_path_factory,
-                                                                                 replies):
-    clean, clean_dir = _clean(kind, tmp_path_factory, replies)
+def test_a_server_gone_for_good_stops_the_run_and_resume_ends_like_the_clean_run(kind, tmp_path, replies):
+    directory = tmp_path / "run"
     with FaultServer(kind, reply_for, gone_after=1, failures_per_reply=1, faults=("overload",)) as server:
-        directory = _same_run(clean_dir, tmp_path / "run", kind, server.url)
-        stopped = csro("resume", directory, check=False)
+        stopped = csro("run", _config(tmp_path, replies, kind, server.url), "--out", directory, check=False)
     assert stopped.returncode == 4, stopped.stderr
     last, = [line for line in stopped.stderr.splitlines() if line.startswith("stopped: ")]
     assert last.startswith(f"stopped: {kind} at {server.url}") and "ConnectError" in last
@@ -118,6 +110,7 @@ def test_a_server_gone_for_good_stops_the_run_and_resume_ends_like_the_clean_run
     assert "stopped by the LLM provider: " in (directory / "report.html").read_text()
     assert "stopped by the LLM provider" in csro("status", directory).stdout
 
+    clean = _clean(directory, kind)
     with FaultServer(kind, reply_for, port=server.port) as back:
         csro("resume", directory, "--set", "llm.retry_budget_s=30")  # waiting longer changes no result
     assert back.answered == clean["calls"] - 1  # the recorded call was not asked again
