@@ -204,9 +204,10 @@ class LLMConfig(Section):
 class EvaluationConfig(Section):
     """Evaluation of the sigma-mixture against the game's evaluation population."""
 
-    population: Literal["default"] | list[str] = Field(
+    population: str | list[str] = Field(
         "default", description="default: the game's population (the 43 RoShamBo bots, Leduc's "
-                               "CFR+/AlwaysCall/AlwaysFold); or a list of policy references")
+                               "CFR+/AlwaysCall/AlwaysFold); another of the game's named populations (rrps: "
+                               "bots-training, bots-heldout, the tuning split); or a list of policy references")
     matches_per_opponent: int = Field(10, ge=1, description="matches of each sigma member against each population member")
     every_iteration: bool = Field(True, description="score sigma after every iteration (each policy's "
                                                     "row is played once), for the metrics over iterations")

@@ -337,7 +337,7 @@ def _references(grid: Grid, cache: pathlib.Path) -> dict[str, dict]:
         return json.loads(cache.read_text())
     config = parse_config(grid.base)
     game = load_game(config.game)
-    refs = game.population() if config.evaluation.population == "default" else list(config.evaluation.population)
+    refs = game.evaluation_refs(config.evaluation.population)
     limits = config.sandbox.limits()
     out = {}
     for ref in REFERENCES[grid.game]:

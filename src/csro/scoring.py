@@ -51,7 +51,7 @@ class Scorer:
         self.game = game
         self.sim = simulator
         self.config = config
-        refs = game.population() if config.population == "default" else list(config.population)
+        refs = game.evaluation_refs(config.population)
         self.opponents = [resolve(ref, game) for ref in refs]
 
     def score(self, members: Sequence[PolicySpec], sigma: np.ndarray) -> dict:
@@ -64,7 +64,8 @@ class Scorer:
 
     def score_seat(self, seat: int, members: Sequence[PolicySpec], sigma: np.ndarray) -> dict:
         """The metrics of player ``seat``'s mixture in its own seat (see the module docstring)."""
-        refs = self.game.seat_population(seat) if self.config.population == "default" else list(self.config.population)
+        population = self.config.population
+        refs = self.game.seat_population(seat) if population == "default" else self.game.evaluation_refs(population)
         opponents = [resolve(ref, self.game) for ref in refs]
         support = [(m, float(w)) for m, w in zip(members, sigma) if w > 0]
         n = self.game.num_players

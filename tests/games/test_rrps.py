@@ -173,3 +173,35 @@ def test_randbot_population_return(game, play):
     # The table: randbot 0.23. With 10 matches a cell the standard error is ~1.2.
     value = _population_return(game, play, "randbot", 10)
     assert abs(value) < 5, value
+
+
+# The tuning split (issue 40), pinned: a change of it would silently move a tuned default's
+# training data, so it changes only here, in the open.
+TRAINING = ("actr_lag2_decay", "addshiftbot3", "antiflatbot", "antirotnbot", "biopic", "driftbot", "flatbot3",
+            "halbot", "iocainebot", "markov5", "markovbails", "multibot", "peterbot", "pibot", "piedra",
+            "robertot", "rockbot", "rotatebot", "shofar", "switchbot", "zq_move")
+
+
+def test_tuning_split_is_disjoint_covers_the_43_and_is_stable(game):
+    from csro.games.rrps import _DUMMY_BOTS_BY_RANK, _ENTRANTS_BY_RANK, HELDOUT_BOTS, TRAINING_BOTS, bot_names
+
+    assert TRAINING_BOTS == TRAINING
+    assert not set(TRAINING_BOTS) & set(HELDOUT_BOTS)
+    assert sorted(TRAINING_BOTS + HELDOUT_BOTS) == list(bot_names())
+    # both kinds of bot (Billings' dummies and the entrants) in both parts, dealt out in turn
+    for kind in (_DUMMY_BOTS_BY_RANK, _ENTRANTS_BY_RANK):
+        in_training = [name in TRAINING_BOTS for name in kind]
+        assert in_training == [i % 2 == 1 for i in range(len(kind))]
+    assert (len(TRAINING_BOTS), len(HELDOUT_BOTS)) == (21, 22)
+
+
+def test_named_populations_are_the_split_and_the_whole(game):
+    from csro.errors import ConfigError
+    from csro.games.rrps import HELDOUT_BOTS
+
+    assert game.evaluation_refs("default") == game.population()
+    assert game.evaluation_refs("bots-heldout") == [f"builtin:{n}" for n in HELDOUT_BOTS]
+    assert game.evaluation_refs("bots-training") == [f"builtin:{n}" for n in TRAINING]
+    assert game.evaluation_refs(["builtin:rockbot"]) == ["builtin:rockbot"]
+    with pytest.raises(ConfigError, match="'bots-test'.*known: default, bots-training, bots-heldout"):
+        game.evaluation_refs("bots-test")

@@ -37,7 +37,8 @@ def games_cmd(json_out: bool = typer.Option(False, "--json", help="Print one JSO
 def eval_cmd(
     game: str = typer.Option(..., "--game", "-g", help="rrps, leduc, or an OpenSpiel game string."),
     policy: List[str] = typer.Option(..., "--policy", "-p", help="A policy file or builtin:NAME (repeatable)."),
-    opponents: Optional[str] = typer.Option(None, "--opponents", help="Comma-separated opponents (default: the game's population)."),
+    opponents: Optional[str] = typer.Option(None, "--opponents", help="Comma-separated opponents, or one of the "
+                                            "game's named populations, e.g. bots-heldout (default: the game's population)."),
     matches: int = typer.Option(10, "--matches", "-n", help="Matches per (policy, opponent) cell."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Run seed; the same seed gives the same returns "
                                        "(default: one drawn at random and shown, which no policy can guess)."),
@@ -53,7 +54,12 @@ def eval_cmd(
     if matches < 1:
         raise ConfigError(f"--matches must be at least 1, got {matches}")
     specs = unique_names([resolve(p, g) for p in policy])
-    opponent_refs = [o.strip() for o in opponents.split(",") if o.strip()] if opponents else g.population()
+    if not opponents:
+        opponent_refs = g.population()
+    elif opponents.strip() in g.named_populations():
+        opponent_refs = g.evaluation_refs(opponents.strip())
+    else:
+        opponent_refs = [o.strip() for o in opponents.split(",") if o.strip()]
     opponent_specs = unique_names([resolve(o, g) for o in opponent_refs])
     with progress_bar(f"{g.name}: matches") as update:
         result = run_evaluation(g, specs, opponent_specs, matches=matches, seed=seed, processes=processes,

@@ -22,6 +22,7 @@ from typing import Any, Sequence
 
 import pyspiel
 
+from csro.errors import ConfigError
 from csro.gbnf import Rules
 
 
@@ -172,6 +173,24 @@ class CodeGame(abc.ABC):
     @abc.abstractmethod
     def population(self) -> list[str]:
         """The evaluation population as policy references (``builtin:NAME`` ...)."""
+
+    def named_populations(self) -> dict[str, list[str]]:
+        """The populations a configuration may name (``evaluation.population``, ``csro eval
+        --opponents``): ``default``, the evaluation population, and any the game adds (RRPS: the
+        two parts of its tuning split)."""
+        return {"default": self.population()}
+
+    def evaluation_refs(self, population: str | Sequence[str]) -> list[str]:
+        """The references of ``population``: a name of ``named_populations()``, or references.
+
+        Raises ConfigError naming the known populations for an unknown name."""
+        if not isinstance(population, str):
+            return list(population)
+        named = self.named_populations()
+        if population not in named:
+            raise ConfigError(f"unknown evaluation population {population!r} for game {self.name!r}; "
+                              f"known: {', '.join(named)} (or a list of policy references)")
+        return named[population]
 
     # -- general-sum and asymmetric games (issue 16); defaults describe the games above --
 
