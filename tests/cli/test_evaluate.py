@@ -35,6 +35,14 @@ def test_eval_json_shape():
         assert set(entry["per_opponent"]) == {"builtin:rotatebot", "builtin:randbot"}
 
 
+def test_eval_opponents_may_name_the_held_out_bots_issue_40():
+    from csro.games.rrps import HELDOUT_BOTS
+
+    out = json.loads(run("eval", "--game", "rrps(num_throws=10)", "--policy", "builtin:random",
+                         "--opponents", "bots-heldout", "--matches", "1", "--json").stdout)
+    assert out["opponents"] == [f"builtin:{n}" for n in HELDOUT_BOTS]
+
+
 def test_exploit_uniform_random_kuhn():
     out = json.loads(run("exploit", "--game", "kuhn_poker", "--policy", "builtin:random", "--json").stdout)
     assert out["nash_conv"] == pytest.approx(11 / 12, abs=1e-9)
