@@ -14,8 +14,8 @@ TRAINING bots only (``csro.games.rrps.TRAINING_BOTS``, 21 of the 43):
    against all 43 bots; mean AggScore on the training part, the HELD-OUT part
    (``HELDOUT_BOTS``, which step 1 never plays) and the whole.
 
-Usage: python bench/tune_guard.py [--programs 8 --matches 2 --seed 5 --decays 0.8,0.9,0.95,0.99
-       --margins 0,1,2,3,5,8]
+Usage: python bench/tune_guard.py [--programs 6 --matches 2 --seed 5 --decays 0.9,0.95,0.99
+       --margins 0,2,3,5 --processes P]   (the defaults are the run that chose GUARD_DECAY, GUARD_MARGIN)
 """
 
 from __future__ import annotations
@@ -51,11 +51,11 @@ def table(rows: dict[str, tuple[GuardRow, ...]], default: GuardSetting, chosen: 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--programs", type=int, default=8, help="rule programs sampled from the grammar, per step")
+    ap.add_argument("--programs", type=int, default=6, help="rule programs sampled from the grammar, per step")
     ap.add_argument("--matches", type=int, default=2, help="matches per (program, bot) cell")
     ap.add_argument("--seed", type=int, default=5, help="seed of the tuning programs and matches (report: seed + 1)")
-    ap.add_argument("--decays", default="0.8,0.9,0.95,0.99", help="the grid's decays")
-    ap.add_argument("--margins", default="0,1,2,3,5,8", help="the grid's margins")
+    ap.add_argument("--decays", default="0.9,0.95,0.99", help="the grid's decays")
+    ap.add_argument("--margins", default="0,2,3,5", help="the grid's margins")
     ap.add_argument("--processes", type=int, default=None, help="runner processes (default: the cores)")
     args = ap.parse_args()
 
