@@ -46,6 +46,17 @@ def test_only_sigma_support_is_played_and_the_mixture_scored(store):
     assert len(store.matches("eval")) == 8  # paper's cells were not played again
 
 
+def test_a_named_population_scores_sigma_on_its_bots_issue_40(store):
+    from csro.errors import ConfigError
+    from csro.games.rrps import HELDOUT_BOTS
+
+    game = load_game("rrps(num_throws=50)")
+    scorer = _scorer(game, store, population="bots-heldout")
+    assert [o.name for o in scorer.opponents] == [f"builtin:{n}" for n in HELDOUT_BOTS]
+    with pytest.raises(ConfigError, match="unknown evaluation population 'heldout'"):
+        _scorer(game, store, population="heldout")
+
+
 def test_every_iteration_can_be_switched_off(store):
     game = load_game("rrps(num_throws=10)")
     scorer = _scorer(game, store, population=["builtin:rockbot"], every_iteration=False)
