@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install chromium demo test test-fast bench clean
+.PHONY: install chromium demo test test-fast test-alone bench clean
 
 # The venv and Chromium are installed side by side (pip and apt-get do not wait for each other).
 install:
@@ -34,9 +34,10 @@ demo: install
 	$(BIN)/csro run configs/demo.yaml --out runs/demo-$$(date +%Y%m%d-%H%M%S)
 
 # The suite runs with a $HOME, a temporary directory and caches of its own (scripts/fresh-home),
-# on two pytest-xdist workers (a test file stays on one worker, so its module fixtures are made
-# once), and prints the 25 slowest tests.
-PYTEST := scripts/fresh-home $(BIN)/python -m pytest -n 2 --dist loadfile --durations=25
+# on two pytest-xdist workers, and prints the 25 slowest tests. A test file stays on one worker
+# (its module fixtures are made once); the files with a slow test go first (tests/conftest.py),
+# so that short files fill the end.
+PYTEST := scripts/fresh-home $(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=25
 
 test: install
 	$(PYTEST)
@@ -45,6 +46,11 @@ test: install
 # the other user: a loop of under three minutes.
 test-fast: install
 	$(PYTEST) -m "not slow"
+
+# Every test file alone, each with an empty $HOME of its own (scripts/each-test-file), two at
+# a time: what no file may need from another. PYTEST_ARGS narrows it, e.g. PYTEST_ARGS='-m "not slow"'.
+test-alone: install
+	scripts/each-test-file $(BIN)/python $(PYTEST_ARGS)
 
 bench: install
 	$(BIN)/python bench/eval_throughput.py

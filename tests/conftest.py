@@ -15,6 +15,17 @@ from csro.simulate import StoredSimulator
 from csro.store import RunStore
 
 
+def pytest_collection_modifyitems(items):
+    """Files with a ``slow`` test first, each file's tests together and in their order.
+
+    ``make test`` hands whole files to its two workers in this order (``--dist loadfile
+    --no-loadscope-reorder``), so the long files start first and the short ones fill the end
+    (issue 39); a file stays on one worker, where its module fixtures are made once.
+    """
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_files)
+
+
 @contextlib.contextmanager
 def arena_for(game: CodeGame, directory: pathlib.Path, *, backend: Backend | None = None, seed: int = 0,
               matches: int = 4, limits: SandboxLimits = SandboxLimits()) -> Iterator[MatchArena]:

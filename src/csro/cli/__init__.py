@@ -3,9 +3,15 @@
 Each command module registers itself on the shared ``app`` when imported.
 """
 
+import logging
 import sys
 
-from csro.cli._app import app, state
+# On a machine where matplotlib never ran (an empty $HOME), importing the report's plots
+# builds its font cache and says so on stderr: the first command's one-line error would have
+# a line before it (issue 39, a test file run alone under scripts/fresh-home).
+logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
+
+from csro.cli._app import app, state  # noqa: E402
 from csro.errors import BudgetExhausted, CsroError, ProviderStopped
 from csro.text import untrusted
 

@@ -44,8 +44,8 @@ def test_random_three_player_answer_is_nash_by_our_measure(seed):
     # equilibria has NashConv ~0 by our measure, and the logit answer is one of them (generic
     # payoffs: integer ones give continua of equilibria that enumeration lists only in part)
     small = [rng.normal(size=(2, 2, 2)) for _ in range(3)]
-    game = pygambit.Game.from_arrays(*small)
-    found = [[np.array([float(eq[s]) for s in p.strategies]) for p in game.players]
+    game = pygambit.StrategicGame.from_arrays(*small)
+    found = [[np.array([float(p) for _, p in mixed]) for mixed in eq]
              for eq in pygambit.nash.enumpoly_solve(game).equilibria]
     assert found
     for eq in found:

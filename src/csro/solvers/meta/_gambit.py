@@ -1,7 +1,8 @@
 """Nash equilibria of N-player general-sum meta-games via Gambit (``pygambit``).
 
 Gambit (McKelvey, McLennan, Turocy, "Gambit: Software Tools for Game Theory", pygambit
-16.x on PyPI) is the maintained library of equilibrium algorithms for normal-form games of
+17.0.0b2 on PyPI, the first release with a wheel for CPython 3.11, see docs/llm.md) is the
+maintained library of equilibrium algorithms for normal-form games of
 any number of players; our own ``nash`` solver is exact only for two players. Methods
 (option ``method``):
 
@@ -15,7 +16,9 @@ any number of players; our own ``nash`` solver is exact only for two players. Me
   1e-8; much smaller values can make the path following crawl for minutes).
 - ``gnm``: the global Newton method of Govindan & Wilson (2003), exact to round-off when it
   converges, but it can fail to return any equilibrium (seen on a random 8x8x8 game); then
-  the solver falls back to ``logit``.
+  the solver falls back to ``logit``. A ``logit`` trace that ends without an accepted
+  equilibrium (pygambit's ``LogitResult.success`` false) raises ``RuntimeError`` naming its
+  reason.
 
 The answer is checked with our own ``meta_nash_conv``: above ``nash_conv_tol`` times the
 payoff range it raises ``RuntimeError`` rather than pass a non-equilibrium on.
@@ -40,12 +43,17 @@ def _pygambit():
     try:
         import pygambit
     except ImportError as exc:
-        raise ConfigError(f"the gambit meta-solver needs pygambit ({exc}); pip install pygambit==16.7.0") from None
+        raise ConfigError(f"the gambit meta-solver needs pygambit ({exc}); pip install pygambit==17.0.0b2") from None
     return pygambit
 
 
-def _profile(game, equilibrium) -> list[np.ndarray]:
-    return [np.array([float(equilibrium[s]) for s in player.strategies]) for player in game.players]
+def _profile(equilibrium) -> list[np.ndarray]:
+    """A pygambit mixed profile as one probability vector per player, in the game's order.
+
+    pygambit 17 iterates a profile as one ``MixedStrategy`` per player and a mixed strategy
+    as ``(strategy label, probability)`` pairs, both in the order ``from_arrays`` made them.
+    """
+    return [np.array([float(p) for _, p in mixed]) for mixed in equilibrium]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,16 +84,20 @@ class GambitNashSolver(MetaSolver):
         if len(tensors) == 1:
             return [np.eye(len(tensors[0]))[int(np.argmax(tensors[0]))]]
         gbt = _pygambit()
-        game = gbt.Game.from_arrays(*tensors)
+        game = gbt.StrategicGame.from_arrays(*tensors)
         sigmas = None
         if self.method == "gnm":
             found = gbt.nash.gnm_solve(game).equilibria
             if found:
-                sigmas = _profile(game, found[0])
+                sigmas = _profile(found[0])
             else:
                 logger.warning("gambit: gnm found no equilibrium of a %s game; using logit", tensors[0].shape)
         if sigmas is None:
-            sigmas = _profile(game, gbt.nash.logit_solve(game, maxregret=self.maxregret).equilibria[0])
+            traced = gbt.nash.logit_solve(game, maxregret=self.maxregret)
+            if traced.equilibrium is None:
+                raise RuntimeError(f"gambit (logit) found no equilibrium of a {tensors[0].shape} game: "
+                                   f"{traced.reason.name}")
+            sigmas = _profile(traced.equilibrium)
         spread = max(float(np.ptp(t)) for t in tensors)
         gap = meta_nash_conv(tensors, sigmas)
         if gap > self.nash_conv_tol * max(spread, 1e-12):
