@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from csro.config import OracleConfig
+from csro.config import EvolveConfig, OracleConfig
 from csro.errors import ConfigError
 from csro.evaluation import resolve
 from csro.games import load_game
@@ -65,6 +65,10 @@ def test_it_draws_as_many_candidates_as_a_model_run_of_the_same_config_issue_40(
     assert len(drawn) == len(llm.keys) == 8
     assert sorted(p["call_key"] for p in drawn) == sorted(llm.keys)  # the keys the model's calls had
     assert {p["mutation"] for p in drawn} == {"rewrite"}
+    # each generation is evaluated before the next is drawn (instant draws in a planning thread
+    # beside an evaluating one crashed CPython 3.11's parser)
+    assert GrammarSearch()._search(EvolveConfig(overlap=True, diff_ratio=0.5, repairs=1)).model_dump() == \
+        EvolveConfig(overlap=False, diff_ratio=0.0, repairs=0).model_dump()
     _, capped = search(game, tmp_path / "capped", evolve={"max_llm_calls": 3})
     assert len([p for p in capped if p["call_key"]]) == 3
 

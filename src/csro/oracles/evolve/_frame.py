@@ -15,7 +15,8 @@ model. This oracle fills it without one, at the same budget:
 2. every mutation is a full rewrite drawn from the grammar (``csro.gbnf.sample``: each
    alternative uniformly, an optional item half the time) inside the game's header, the
    frame the model's grammar-constrained rewrites complete; no diff, no repair (a grammar
-   sentence is valid by construction) and no LLM call;
+   sentence is valid by construction), no LLM call, and each generation evaluated before the
+   next is drawn (``overlap`` off; the reproduce configurations have it off for the model too);
 3. a draw is seeded by the request's seed, derived from the run seed and the call key the
    model's rewrite would have had, so a resumed or replayed run draws the same programs.
 
@@ -89,8 +90,11 @@ class GrammarSearch(Evolve):
         return dataclasses.replace(ctx.llm, client=GrammarSampler(strict_rules(ctx.game)))
 
     def _search(self, config: EvolveConfig) -> EvolveConfig:
-        """The configured sizes and budgets, every mutation a grammar rewrite, no repair."""
-        return config.model_copy(update={"diff_ratio": 0.0, "repairs": 0, "rewrite_grammar": True})
+        """The configured sizes and budgets, every mutation a grammar rewrite, no repair, and no
+        ``overlap``: there is no LLM to wait for, and with instant draws the planning thread
+        parses code while the evaluation thread does, which CPython 3.11's parser does not
+        survive (``SystemError: AST constructor recursion depth mismatch``, seen in the tests)."""
+        return config.model_copy(update={"diff_ratio": 0.0, "repairs": 0, "rewrite_grammar": True, "overlap": False})
 
     def _lineage(self, program: Program) -> list[str]:
         """None: no LLM call made the program (its draw's key is its archive record's ``call_key``)."""
