@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 
-from csro.authorship import model_weight, stored_author
+from csro.authorship import AUTHORS, by_author_text, model_weight, stored_author, weight_by_author
 from csro.store import PolicyRecord, RunStore
 
 
@@ -30,6 +30,17 @@ def test_a_member_stored_before_authorship_reads_as_derived(oracle, ref, keys, a
 def test_model_weight_counts_model_and_grammar_members():
     assert model_weight(["builtin", "example", "model", "grammar"], [0.1, 0.2, 0.3, 0.4]) == pytest.approx(0.7)
     assert model_weight(["builtin", "example"], [0.5, 0.5]) == 0.0
+
+
+def test_sigma_is_split_per_kind_of_author_not_folded_issue_40():
+    weights = weight_by_author(["builtin", "example", "model", "grammar", "frame", "grammar", "alien"],
+                               [0.05, 0.1, 0.15, 0.2, 0.25, 0.2, 0.05])
+    assert list(weights) == list(AUTHORS)  # every kind, in one order, 0.0 where none
+    assert weights == pytest.approx({"model": 0.15, "grammar": 0.4, "frame": 0.25, "example": 0.1,
+                                     "builtin": 0.05, "file": 0.0, "unknown": 0.05})
+    assert by_author_text(weights) == ("model 0.15, grammar 0.40, frame 0.25, example 0.10, builtin 0.05, "
+                                       "unknown 0.05")
+    assert by_author_text(weight_by_author([], [])) == "-"
 
 
 def test_an_older_store_gains_the_column_and_derives_its_rows(tmp_path):

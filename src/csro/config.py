@@ -101,7 +101,8 @@ class OracleConfig(Section):
     kind: str = Field(
         "linear_refinement", description="a row of csro.registry.ORACLES: zero_shot: one proposal per iteration; "
         "linear_refinement: refine while u < 0 and j < M; reflect: act-observe-rewrite; "
-        "evolve: evolutionary search (oracle.evolve); no_model: the game's example policy, no LLM call (a baseline)")
+        "evolve: evolutionary search (oracle.evolve); no_model: the game's example policy, no LLM call (a baseline); "
+        "grammar_search: evolve's search with every rewrite drawn from the game's grammar, no LLM call (a baseline)")
     max_refinements: int = Field(10, ge=0, description="M: refinement (or reflection) rounds at most")
     context: ContextConfig = ContextConfig()
     samples: int = Field(1, ge=1, le=16, description="programs drawn per proposal; the best valid one is kept")

@@ -71,6 +71,7 @@ ORACLES = Registry("oracle.kind", "oracle", {
     "reflect": "csro.oracles._reflect:Reflect",
     "evolve": "csro.oracles.evolve:Evolve",
     "no_model": "csro.oracles._baseline:NoModel",
+    "grammar_search": "csro.oracles.evolve:GrammarSearch",
 })
 
 PROVIDERS = Registry("llm.provider", "provider", {

@@ -14,15 +14,22 @@ so ``csro resume``, ``csro status`` and ``csro report`` work on a grid directory
 
 The summary puts, beside our rows, the paper's published rows and reference rows measured in
 the same run with the same evaluation settings (RRPS: greenberg, iocainebot, randbot; Leduc:
-CFR+), so a reader sees at a glance where a model stands. Beside them, unless turned off
-(``baseline: false``, ``--no-baseline``), a no-model row: the same cells with the oracle
-``no_model`` (the game's example policy, what a search keeps of its seeds without the model;
-``csro.oracles._baseline``), so the table shows what the model added; and every row of ours
-gives sigma_K's weight on the programs the model wrote (``csro.authorship``). Our
-interpretation where the paper is silent: a row's figure is the mean over seeds with a 95%
-Student-t interval across seeds (with one seed, the run's own 95% interval); the end-of-run
-exploitability estimate (a lower bound, ``csro.scoring.exploitability_estimate``) is shown
-where the runs made one.
+CFR+), so a reader sees at a glance where a model stands. Beside them, two rows without a
+model, the same seeds (issue 40), unless turned off:
+
+- the grammar frame without the model (``grammar_search``, ``csro.oracles.evolve._frame``;
+  ``frame: false``, ``--no-frame``): evolve's search at the configured budget with every
+  rewrite drawn from the game's grammar; only for a game with a strict policy grammar (RRPS;
+  the summary's ``notes`` say why it is missing otherwise);
+- the worked example (``no_model``, ``csro.oracles._baseline``; ``baseline: false``,
+  ``--no-baseline``): what a search keeps of its seeds without the model.
+
+Each model row is paired seed by seed with each of them (``paired``: the mean difference with
+its 95% interval), and every row gives sigma_K's weight per kind of author
+(``csro.authorship``). Our interpretation where the paper is silent: a row's figure is the
+mean over seeds with a 95% Student-t interval across seeds (with one seed, the run's own 95%
+interval); the end-of-run exploitability estimate (a lower bound,
+``csro.scoring.exploitability_estimate``) is shown where the runs made one.
 """
 
 from __future__ import annotations
@@ -43,7 +50,7 @@ from scipy import stats
 from pydantic import Field
 
 from csro import events, runs
-from csro.authorship import model_weight
+from csro.authorship import by_author_text, model_weight, weight_by_author
 from csro.config import RunConfig, RunRoot, apply_overrides, parse_config
 from csro.errors import ConfigError, CsroError, ProviderStopped, StoreError
 from csro.evaluation import evaluate, resolve
@@ -54,8 +61,11 @@ CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "configs"
 GRID_FILE = "grid.json"
 METRICS = ("pop_return", "pop_expl", "agg_score")
 LABELS = {"pop_return": "PopReturn", "pop_expl": "PopExpl", "agg_score": "AggScore"}
-BASELINE = "no_model"  # the oracle of the baseline row (csro.oracles._baseline)
+BASELINE = "no_model"  # the worked example, no LLM call (csro.oracles._baseline)
+FRAME = "grammar_search"  # the grammar frame searched without the model (csro.oracles.evolve._frame)
+BASELINES = {FRAME: "no model: grammar frame (baseline)", BASELINE: "no model: worked example (baseline)"}
 MODEL_WRITTEN = "sigma_model_written"  # sigma_K's weight on the programs the model wrote (csro.authorship)
+BY_AUTHOR = "sigma_by_author"  # sigma_K's weight per kind of author (csro.authorship.weight_by_author)
 
 # The paper's published rows (Hennes et al. 2026; bots from OpenSpiel's 43x43 table, 1000 games
 # a cell): name -> PopReturn, PopExpl, AggScore, then Leduc's returns vs CFR+, AlwaysCall, AlwaysFold.
@@ -114,15 +124,19 @@ class GridConfig(RunRoot):
     oracles: list[str] = Field(["zero_shot", "linear_refinement"], description="oracle kinds, one row each")
     baseline: bool = Field(True, description=f"add the no-model row ({BASELINE}: the game's example policy, no LLM "
                                              "call) with the same seeds, so the table shows what the model added")
+    frame: bool = Field(True, description=f"add the grammar-without-model row ({FRAME}: evolve's search with every "
+                                          "rewrite drawn from the game's grammar, no LLM call) with the same seeds, "
+                                          "where the game has a strict policy grammar")
     seeds: int = Field(3, ge=1, description="seeds per oracle (first_seed, first_seed + 1, ...)")
     first_seed: int = Field(0, ge=0, description="the first seed: another grid's seeds add to a table with new draws")
     base: RunConfig = Field(RunConfig(), description="every cell's configuration (its oracle.kind and seed are the cell's)")
 
 
 def grid_config(game: str, *, config: pathlib.Path | None, oracles: Sequence[str], seeds: int,
-                overrides: Sequence[str], baseline: bool = True, first_seed: int = 0) -> GridConfig:
+                overrides: Sequence[str], baseline: bool = True, first_seed: int = 0, frame: bool = True) -> GridConfig:
     """The grid of ``game`` (``rrps`` or ``leduc``): its base config (``configs/reproduce-GAME.yaml``
-    unless ``config`` is given) with ``overrides``; with ``baseline``, the no-model row too."""
+    unless ``config`` is given) with ``overrides``; with ``baseline`` and ``frame``, the no-model
+    rows too."""
     if game not in PAPER:
         raise ConfigError(f"reproduce: unknown experiment {game!r}; known: {', '.join(PAPER)}")
     if seeds < 1:
@@ -135,18 +149,27 @@ def grid_config(game: str, *, config: pathlib.Path | None, oracles: Sequence[str
     except (OSError, yaml.YAMLError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from None
     return GridConfig(game=game, oracles=list(oracles), seeds=seeds, first_seed=first_seed, baseline=baseline,
-                      base=parse_config(apply_overrides(base, list(overrides))))
+                      frame=frame, base=parse_config(apply_overrides(base, list(overrides))))
 
 
 def make_grid(config: GridConfig) -> Grid:
     """The grid a configuration runs, validated before anything runs (an unknown oracle fails
-    here); the baseline is its last row unless it is off or already named."""
-    oracles = tuple(config.oracles) + ((BASELINE,) if config.baseline and BASELINE not in config.oracles else ())
+    here): the configured rows, then the grammar frame without the model (where the game has a
+    strict grammar) and the worked example, each unless it is off or already named."""
+    extra = [FRAME] if config.frame and FRAME not in config.oracles and _has_grammar(config.base.game) else []
+    extra += [BASELINE] if config.baseline and BASELINE not in config.oracles else []
+    oracles = tuple(config.oracles) + tuple(extra)
     grid = Grid(config.game, oracles, tuple(range(config.first_seed, config.first_seed + config.seeds)),
                 config.base.to_dict())
     for oracle in grid.oracles:
         grid.cell_config(oracle, grid.seeds[0])
     return grid
+
+
+def _has_grammar(game: str) -> bool:
+    """Whether ``game`` has a strict policy grammar (``CodeGame.policy_grammar``): what the
+    grammar-without-model row draws from."""
+    return load_game(game).policy_grammar() is not None
 
 
 class GridStore:
@@ -176,7 +199,7 @@ class GridStore:
         """The grid's configuration (``GridConfig`` as a mapping; its oracles already name the
         baseline row if it has one)."""
         r = self.record
-        return {"kind": "reproduce", "game": r["game"], "oracles": r["oracles"], "baseline": False,
+        return {"kind": "reproduce", "game": r["game"], "oracles": r["oracles"], "baseline": False, "frame": False,
                 "seeds": len(r["seeds"]), "first_seed": min(r["seeds"]), "base": r["base"]}
 
     def grid(self) -> Grid:
@@ -319,7 +342,8 @@ def _run_cell(config: RunConfig, directory: pathlib.Path, hooks: runs.Hooks, say
 
 def _outcome(directory: pathlib.Path) -> dict:
     """A cell's final record, per-iteration metrics and the latest sigma's weight on the
-    programs the model wrote (the mean over players where each has a population), from its store."""
+    programs the model wrote and per kind of author (the mean over players where each has a
+    population), from its store."""
     with RunStore.open(directory) as store:
         final, iterations = store.final(), store.iterations()
         latest = runs.latest_sigmas(store.policies(), store.sigmas())
@@ -327,7 +351,9 @@ def _outcome(directory: pathlib.Path) -> dict:
     if final is None:
         return {"error": "unfinished", "iterations": rows}
     written = float(np.mean([model_weight([r.author for r in members], sigma) for members, sigma in latest]))
-    return {"final": final, "iterations": rows, MODEL_WRITTEN: written}
+    by_player = [weight_by_author([r.author for r in members], sigma) for members, sigma in latest]
+    by_author = {a: float(np.mean([w[a] for w in by_player])) for a in by_player[0]}
+    return {"final": final, "iterations": rows, MODEL_WRITTEN: written, BY_AUTHOR: by_author}
 
 
 def _references(grid: Grid, cache: pathlib.Path) -> dict[str, dict]:
@@ -362,7 +388,7 @@ def summarize(grid: Grid, cells: dict[str, dict], references: dict[str, dict]) -
     for oracle in grid.oracles:
         done = [cells[grid.cell_name(oracle, s)] for s in grid.seeds]
         finals = [c["final"] for c in done if c.get("final")]
-        name = "no model (baseline)" if oracle == BASELINE else f"{oracle} (ours)"
+        name = BASELINES.get(oracle, f"{oracle} (ours)")
         row = {"name": name, "seeds": len(finals), "failed": len(done) - len(finals)}
         for m in METRICS:
             row[m] = mean_ci([f[m] for f in finals], finals[0]["ci95"][m]) if finals else (None, None)
@@ -372,6 +398,8 @@ def summarize(grid: Grid, cells: dict[str, dict], references: dict[str, dict]) -
                 row[col] = mean_ci(vals, None) if vals else (None, None)
         written = [c[MODEL_WRITTEN] for c in done if MODEL_WRITTEN in c]
         row[MODEL_WRITTEN] = mean_ci(written, None) if written else (None, None)
+        by_author = [c[BY_AUTHOR] for c in done if BY_AUTHOR in c]
+        row[BY_AUTHOR] = {a: float(np.mean([w.get(a, 0.0) for w in by_author])) for a in by_author[0]} if by_author else None
         estimates = [f["expl_estimate"]["lower_bound"] for f in finals
                      if (f.get("expl_estimate") or {}).get("lower_bound") is not None]
         row["expl_estimate"] = mean_ci(estimates, None) if estimates else (None, None)
@@ -395,8 +423,38 @@ def summarize(grid: Grid, cells: dict[str, dict], references: dict[str, dict]) -
         paper.append(row)
     return {"game": grid.game, "oracles": list(grid.oracles), "seeds": list(grid.seeds),
             "iterations": grid.base["iterations"], "model": f"{grid.base['llm']['provider']}:{grid.base['llm'].get('model')}",
-            "ours": ours, "references": refs, "paper": paper, "curves": curves,
-            "errors": {name: c["error"] for name, c in cells.items() if "error" in c}}
+            "ours": ours, "paired": paired(grid, cells), "references": refs, "paper": paper, "curves": curves,
+            "notes": _notes(grid), "errors": {name: c["error"] for name, c in cells.items() if "error" in c}}
+
+
+def paired(grid: Grid, cells: dict[str, dict]) -> list[dict]:
+    """Each model row minus each no-model row (``BASELINES``), seed by seed over the seeds both
+    finished: the mean difference of every metric with its 95% Student-t interval (one pair:
+    no interval)."""
+    out = []
+    for oracle in grid.oracles:
+        if oracle in BASELINES:
+            continue
+        for baseline in (b for b in BASELINES if b in grid.oracles):
+            pairs = [(cells[grid.cell_name(oracle, s)].get("final"), cells[grid.cell_name(baseline, s)].get("final"))
+                     for s in grid.seeds]
+            pairs = [(a, b) for a, b in pairs if a and b]
+            row = {"name": f"{oracle} − {BASELINES[baseline]}", "oracle": oracle, "baseline": baseline,
+                   "seeds": len(pairs)}
+            for m in METRICS:
+                row[m] = mean_ci([a[m] - b[m] for a, b in pairs], None) if pairs else (None, None)
+            out.append(row)
+    return out
+
+
+def _notes(grid: Grid) -> list[str]:
+    """Why a no-model row is missing where it is."""
+    if FRAME in grid.oracles:
+        return []
+    if not _has_grammar(grid.base["game"]):
+        return [f"no grammar-without-model row: {grid.base['game']} has no strict policy grammar (its fallback "
+                "skeleton leaves the method bodies to a model)"]
+    return ["no grammar-without-model row: turned off (--no-frame)"]
 
 
 def _curve(per_seed: list[list[dict]]) -> dict[str, list]:
@@ -414,7 +472,7 @@ def _columns(game: str) -> list[tuple[str, str]]:
     cols = [(m, LABELS[m]) for m in METRICS]
     if game == "leduc":
         cols += [(c, "vs " + c.removeprefix("builtin:")) for c in LEDUC_COLUMNS]
-    return cols + [("expl_estimate", "Expl. lower bound"), (MODEL_WRITTEN, "sigma on model-written")]
+    return cols + [("expl_estimate", "Expl. lower bound"), (BY_AUTHOR, "sigma by author")]
 
 
 def _cell(value: tuple[float | None, float | None], digits: int = 1) -> str:
@@ -431,9 +489,16 @@ def table_rows(summary: dict) -> tuple[list[str], list[list[str]]]:
     rows = []
     for row in summary["ours"] + summary["references"] + summary["paper"]:
         seeds = "" if "seeds" not in row else f"{row['seeds']}" + (f" ({row['failed']} failed)" if row.get("failed") else "")
-        rows.append([row["name"], seeds] + [_cell(row.get(key, (None, None)), 2 if key == MODEL_WRITTEN else 1)
-                                            for key, _ in cols])
+        rows.append([row["name"], seeds] + [(by_author_text(row[key]) if row.get(key) else "-") if key == BY_AUTHOR
+                                            else _cell(row.get(key, (None, None))) for key, _ in cols])
     return header, rows
+
+
+def paired_rows(summary: dict) -> tuple[list[str], list[list[str]]]:
+    """The paired differences as text cells: header and rows (model row − no-model row)."""
+    header = ["difference", "seeds paired"] + [LABELS[m] for m in METRICS]
+    return header, [[row["name"], str(row["seeds"])] + [_cell(row[m]) for m in METRICS]
+                    for row in summary.get("paired", [])]
 
 
 def markdown(summary: dict) -> str:
@@ -442,6 +507,13 @@ def markdown(summary: dict) -> str:
              f"seeds {summary['seeds']}", "",
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
+    header, rows = paired_rows(summary)
+    if rows:
+        lines += ["", "Paired by seed (model row − no-model row; mean ± 95% CI over the seeds both finished):", "",
+                  "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(r) + " |" for r in rows]
+    if summary.get("notes"):
+        lines += [""] + [f"Note: {n}" for n in summary["notes"]]
     if summary["errors"]:
         lines += ["", "Cells that failed:"] + [f"- {name}: {err}" for name, err in summary["errors"].items()]
     return "\n".join(lines) + "\n"
@@ -457,4 +529,5 @@ def write_summary(summary: dict, directory: pathlib.Path) -> None:
     csv.writer(buf).writerows([header] + rows)
     (directory / "summary.csv").write_text(buf.getvalue(), encoding="utf-8")
     (directory / "summary.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
-    (directory / "summary.html").write_text(reproduce_page(summary, header, rows), encoding="utf-8")
+    (directory / "summary.html").write_text(reproduce_page(summary, header, rows, *paired_rows(summary)),
+                                            encoding="utf-8")

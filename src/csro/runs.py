@@ -26,7 +26,7 @@ import pathlib
 from typing import Callable, Iterator, Sequence
 
 from csro import events
-from csro.authorship import model_weight
+from csro.authorship import model_weight, weight_by_author
 from csro.config import LLMConfig, RunConfig, apply_overrides, parse_config, parse_model
 from csro.errors import ConfigError, RunStopped
 from csro.llm import last_stop, stop_event, usage, waiting
@@ -179,8 +179,10 @@ def status(directory: str | pathlib.Path) -> dict:
     """Where the run stands (the ``csro status --json`` object): one population and sigma per
     player in ``populations``/``sigmas`` (one in a symmetric game); ``population``/``sigma`` are
     player 0's. Each member says who wrote it (``author``, ``csro.authorship``) and with which
-    calls; ``sigma_model_written`` is each population's sigma weight on the members the model
-    wrote."""
+    calls; ``sigma_by_author`` is each population's sigma weight per kind of author
+    (``csro.authorship.AUTHORS``: free model code, the model's choices in a grammar, the grammar
+    without a model, the example, built-ins, files), and ``sigma_model_written`` its weight on
+    the ``model`` and ``grammar`` members together (kept for older readers)."""
     with RunStore.open(directory) as store:
         config = store.config()
         finished = store.iterations()
@@ -206,6 +208,7 @@ def status(directory: str | pathlib.Path) -> dict:
         "populations": populations,
         "sigmas": weights,
         "sigma_model_written": [model_weight([m["author"] for m in p], w) for p, w in zip(populations, weights)],
+        "sigma_by_author": [weight_by_author([m["author"] for m in p], w) for p, w in zip(populations, weights)],
         "final": None if final is None else {k: final.get(k) for k in ("pop_return", "pop_expl", "agg_score", "nash_conv",
                                                                       "expl_estimate", "seats")},
         "llm": {**{k: llm[k] for k in ("calls", "tokens_in", "tokens_out", "errors")}, "usage": spent,

@@ -20,7 +20,7 @@ def run(kind, make_ctx, script, **config):
 
 
 def test_get_oracle_names_the_field():
-    assert set(ORACLES.names()) == {"zero_shot", "linear_refinement", "reflect", "evolve", "no_model"}
+    assert set(ORACLES.names()) == {"zero_shot", "linear_refinement", "reflect", "evolve", "no_model", "grammar_search"}
     assert get_oracle("reflect").name == "reflect"
     with pytest.raises(ConfigError, match=r"^oracle.kind: unknown oracle 'alpha_evolve'"):
         get_oracle("alpha_evolve")

@@ -21,15 +21,18 @@ def test_a_tiny_grid_runs_summarises_and_resumes(tmp_path, replies):
     done = csro(*args)
     grid = tmp_path / "grid"
     # progress (issue 26): before each cell, the cells done and left and the time left once one is timed
-    assert "grid: 0 cells done, 4 left, time left unknown yet; next zero_shot-s0" in done.stderr
-    assert "grid: 3 cells done, 1 left, about " in done.stderr and "; next no_model-s1" in done.stderr
+    assert "grid: 0 cells done, 6 left, time left unknown yet; next zero_shot-s0" in done.stderr
+    assert "grid: 5 cells done, 1 left, about " in done.stderr and "; next no_model-s1" in done.stderr
     assert "summary.html" in done.stdout
     summary = json.loads((grid / "summary.json").read_text())
-    ours, baseline = summary["ours"]
+    ours, frame, baseline = summary["ours"]
     assert ours["name"] == "zero_shot (ours)" and ours["seeds"] == 2 and ours["failed"] == 0
-    # the no-model row (issue 26): the same seeds with the game's example policy, no LLM call
-    assert baseline["name"] == "no model (baseline)" and baseline["seeds"] == 2 and baseline["failed"] == 0
-    assert summary["oracles"] == ["zero_shot", "no_model"]
+    # the no-model rows (issues 26, 40): the same seeds with the grammar frame searched without the
+    # model, and with the game's example policy; no LLM call in either
+    assert frame["name"] == "no model: grammar frame (baseline)" and frame["seeds"] == 2 and frame["failed"] == 0
+    assert baseline["name"] == "no model: worked example (baseline)" and baseline["seeds"] == 2
+    assert baseline["failed"] == 0
+    assert summary["oracles"] == ["zero_shot", "grammar_search", "no_model"] and summary["notes"] == []
     finals = []
     for seed in (0, 1):
         status = json.loads(csro("status", grid / "cells" / f"zero_shot-s{seed}", "--json").stdout)
@@ -46,6 +49,26 @@ def test_a_tiny_grid_runs_summarises_and_resumes(tmp_path, replies):
         assert [m["author"] for m in status["population"]] == ["builtin", "example"]
         assert status["sigma_model_written"] == [0.0]
     assert baseline["sigma_model_written"] == [0.0, 0.0] and baseline["agg_score"][1] is not None
+    frames = []
+    for seed in (0, 1):
+        status = json.loads(csro("status", grid / "cells" / f"grammar_search-s{seed}", "--json").stdout)
+        assert status["done"] and status["llm"]["calls"] == 0
+        assert {m["author"] for m in status["population"][1:]} <= {"frame", "example"}
+        assert status["sigma_model_written"] == [0.0]
+        frames.append(status)
+    # sigma per kind of author, the mean over seeds (issue 40)
+    assert frame["sigma_by_author"]["frame"] == pytest.approx(
+        sum(s["sigma_by_author"][0]["frame"] for s in frames) / 2)
+    assert frame["sigma_by_author"]["model"] == 0.0 and baseline["sigma_by_author"]["frame"] == 0.0
+    # paired by seed: the model row minus each no-model row
+    cells = {(o, s): json.loads(csro("status", grid / "cells" / f"{o}-s{s}", "--json").stdout)["final"]
+             for o in summary["oracles"] for s in (0, 1)}
+    assert [(p["oracle"], p["baseline"], p["seeds"]) for p in summary["paired"]] == [
+        ("zero_shot", "grammar_search", 2), ("zero_shot", "no_model", 2)]
+    for p in summary["paired"]:
+        diffs = [cells["zero_shot", s]["agg_score"] - cells[p["baseline"], s]["agg_score"] for s in (0, 1)]
+        assert p["agg_score"][0] == pytest.approx(sum(diffs) / 2)
+        assert p["agg_score"][1] == pytest.approx(12.706 * abs(diffs[0] - diffs[1]) / 2, rel=1e-3)  # t(0.975, 1)
     assert [r["name"] for r in summary["references"]] == [
         "greenberg (measured here)", "iocainebot (measured here)", "randbot (measured here)"]
     assert any(r["name"] == "CSRO LinearRefinement (code, top-5) (paper)" for r in summary["paper"])
@@ -58,8 +81,11 @@ def test_a_tiny_grid_runs_summarises_and_resumes(tmp_path, replies):
     for name in ("summary.md", "summary.csv", "summary.html"):
         assert (grid / name).stat().st_size > 0
     assert "| zero_shot (ours) | 2 |" in (grid / "summary.md").read_text()
-    assert "sigma on model-written |" in (grid / "summary.md").read_text()
-    assert "| no model (baseline) | 2 |" in (grid / "summary.md").read_text()
+    md = (grid / "summary.md").read_text()
+    assert "sigma by author |" in md and "| no model: worked example (baseline) | 2 |" in md
+    assert "| no model: grammar frame (baseline) | 2 |" in md
+    assert "| zero_shot − no model: grammar frame (baseline) | 2 |" in md
+    assert "Paired by seed" in (grid / "summary.html").read_text()
     # again: every cell is finished, so nothing is run and the summary is the same
     calls = [json.loads(csro("status", grid / "cells" / f"zero_shot-s{s}", "--json").stdout)["llm"]["calls"]
              for s in (0, 1)]
@@ -71,8 +97,8 @@ def test_a_tiny_grid_runs_summarises_and_resumes(tmp_path, replies):
     # a grid is a run kind: status and report work on its directory
     status = json.loads(csro("status", grid, "--json").stdout)
     assert status["kind"] == "reproduce" and status["done"] and status["ours"] == summary["ours"]
-    assert status["cells"] == {f"{o}-s{s}": {"iteration": 1, "done": True} for o in ("zero_shot", "no_model")
-                               for s in (0, 1)}
+    assert status["cells"] == {f"{o}-s{s}": {"iteration": 1, "done": True}
+                               for o in ("zero_shot", "grammar_search", "no_model") for s in (0, 1)}
     (grid / "summary.json").unlink()
     assert csro("report", grid).stdout.strip() == str(grid / "summary.html")
     assert json.loads((grid / "summary.json").read_text())["ours"] == summary["ours"]
@@ -104,15 +130,42 @@ def test_a_grid_recorded_before_a_new_config_field_is_the_same_grid():
     assert not same_grid({"game": "leduc"}, record)
 
 
-def test_the_baseline_row_is_added_once_and_can_be_left_out():
-    from csro.reproduce import grid_config, make_grid
+def test_the_no_model_rows_are_added_once_and_can_be_left_out_issue_40():
+    from csro.reproduce import grid_config, make_grid, summarize
 
-    def oracles(names, **kw):
-        return make_grid(grid_config("rrps", config=None, oracles=names, seeds=1, overrides=[], **kw)).oracles
+    def oracles(names, game="rrps", **kw):
+        return make_grid(grid_config(game, config=None, oracles=names, seeds=1, overrides=[], **kw)).oracles
 
-    assert oracles(["evolve"]) == ("evolve", "no_model")
-    assert oracles(["no_model", "evolve"]) == ("no_model", "evolve")
-    assert oracles(["evolve"], baseline=False) == ("evolve",)
+    assert oracles(["evolve"]) == ("evolve", "grammar_search", "no_model")
+    assert oracles(["no_model", "evolve"]) == ("no_model", "evolve", "grammar_search")
+    assert oracles(["evolve", "grammar_search"]) == ("evolve", "grammar_search", "no_model")
+    assert oracles(["evolve"], baseline=False) == ("evolve", "grammar_search")
+    assert oracles(["evolve"], frame=False) == ("evolve", "no_model")
+    # Leduc has no strict policy grammar: no frame row, and the summary says why
+    grid = make_grid(grid_config("leduc", config=None, oracles=["evolve"], seeds=1, overrides=[]))
+    assert grid.oracles == ("evolve", "no_model")
+    summary = summarize(grid, {"evolve-s0": {"error": "x"}, "no_model-s0": {"error": "x"}}, {})
+    assert summary["notes"] == ["no grammar-without-model row: leduc has no strict policy grammar (its fallback "
+                                "skeleton leaves the method bodies to a model)"]
+    assert summary["paired"] == [{"name": "evolve − no model: worked example (baseline)", "oracle": "evolve",
+                                  "baseline": "no_model", "seeds": 0, "pop_return": (None, None),
+                                  "pop_expl": (None, None), "agg_score": (None, None)}]
+
+
+def test_differences_are_paired_by_seed_over_the_seeds_both_finished_issue_40():
+    from csro.reproduce import Grid, paired
+
+    def cell(agg):
+        return {"final": {"pop_return": agg + 1, "pop_expl": 1.0, "agg_score": agg}}
+
+    grid = Grid("rrps", ("evolve", "grammar_search", "no_model"), (0, 1, 2), {})
+    cells = {"evolve-s0": cell(10), "evolve-s1": cell(30), "evolve-s2": cell(50),
+             "grammar_search-s0": cell(0), "grammar_search-s1": cell(10), "grammar_search-s2": {"error": "boom"},
+             "no_model-s0": cell(5), "no_model-s1": cell(5), "no_model-s2": cell(5)}
+    frame, example = paired(grid, cells)
+    assert frame["seeds"] == 2 and frame["agg_score"] == pytest.approx((15.0, 12.706 * 5), rel=1e-3)  # diffs 10, 20
+    assert example["seeds"] == 3 and example["agg_score"][0] == pytest.approx(25.0)
+    assert example["pop_expl"] == (0.0, 0.0)
 
 
 def test_the_time_left_is_the_mean_of_each_oracles_cells_run_so_far():

@@ -6,6 +6,7 @@ import hashlib
 
 import pytest
 
+from csro.authorship import by_author_text
 from csro.seeding import derive_seed
 from csro.store import RunStore
 from run_helpers import POLICIES, csro, kill_after_iteration, same_run, small_config, status, write_config
@@ -46,7 +47,11 @@ def test_a_files_run_completes_and_shows_its_policies(tmp_path, replies):
     assert [m["author"] for m in s["population"]] == ["builtin", "model", "model", "model"]
     assert [m["call_keys"] for m in s["population"]] == [[], ["1/propose/0"], ["2/propose/0"], ["3/propose/0"]]
     assert s["sigma_model_written"] == [pytest.approx(sum(s["sigma"][1:]))]
-    assert f"sigma on model-written: {s['sigma_model_written'][0]:.2f}" in done.stdout
+    # sigma per kind of author (issue 40): every kind, the model's members apart from the built-in
+    assert s["sigma_by_author"] == [pytest.approx({"model": sum(s["sigma"][1:]), "grammar": 0.0, "frame": 0.0,
+                                                   "example": 0.0, "builtin": s["sigma"][0], "file": 0.0,
+                                                   "unknown": 0.0})]
+    assert f"sigma by author: {by_author_text(s['sigma_by_author'][0])}" in done.stdout
     assert "│ author " in done.stdout.replace("┃", "│")
     assert set(s["final"]) == {"pop_return", "pop_expl", "agg_score", "nash_conv", "expl_estimate", "seats"}
     assert s["final"]["seats"] is None and s["populations"] == [s["population"]]  # one shared population
@@ -62,7 +67,7 @@ def test_a_files_run_completes_and_shows_its_policies(tmp_path, replies):
     for docstring in ("Counters the opponent", "Beats the opponent", "Predicts the opponent"):
         assert docstring in html  # every policy's source is shown
     assert "PopReturn" in html
-    assert f"sigma on model-written programs</th><td>{s['sigma_model_written'][0]:.2f}" in html
+    assert f"sigma by author</th><td>{by_author_text(s['sigma_by_author'][0])}" in html
     with RunStore.open(directory) as store:
         final = store.final()
         assert final["pop_return"] == s["final"]["pop_return"]

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from csro import events
+from csro.authorship import by_author_text
 from csro.cli._views import View
 
 out = Console(width=None if sys.stdout.isatty() else 160, emoji=False)
@@ -100,7 +101,9 @@ def _cost_line(s: dict, roles: bool = True) -> None:
 
 def _population_table(s: dict, title: str | None = None) -> None:
     """One table per population (one per player in n-player, general-sum or asymmetric games),
-    each member with its author (``csro.authorship``), and sigma's weight on the model's."""
+    each member with its author (``csro.authorship``), and sigma's weight per kind of author
+    (free model code, the model's choices in a grammar, the grammar without a model, the example,
+    built-ins, files) rather than one "model-written" figure (issue 40)."""
     several = len(s["populations"]) > 1
     for player, (population, sigma) in enumerate(zip(s["populations"], s["sigmas"])):
         caption = f"{title}, player {player}" if title and several else (f"player {player}" if several else title)
@@ -109,7 +112,7 @@ def _population_table(s: dict, title: str | None = None) -> None:
             table.add_row(member["id"], str(member["iteration"]), member["oracle"], member["author"],
                           _fmt(member.get("utility"), 2), f"{weight:.3f}", (member["sha256"] or "built-in")[:12])
         out.print(table)
-        out.print(f"sigma on model-written: {s['sigma_model_written'][player]:.2f}"
+        out.print("sigma by author: " + by_author_text(s["sigma_by_author"][player])
                   + (f" (player {player})" if several else ""), highlight=False)
 
 

@@ -40,7 +40,7 @@ def _duration(seconds: float) -> str:
 
 def closing(directory: pathlib.Path, report: pathlib.Path, s: dict) -> None:
     """The summary table (ours, the references measured here, the paper's rows) and its files."""
-    from csro.reproduce import table_rows
+    from csro.reproduce import paired_rows, table_rows
 
     summary = json.loads((directory / "summary.json").read_text())
     header, rows = table_rows(summary)
@@ -48,6 +48,14 @@ def closing(directory: pathlib.Path, report: pathlib.Path, s: dict) -> None:
     for row in rows:
         table.add_row(*row)
     out.print(table)
+    header, rows = paired_rows(summary)
+    if rows:
+        table = Table(*header, title="paired by seed: model row − no-model row (mean ± 95% CI)")
+        for row in rows:
+            table.add_row(*row)
+        out.print(table)
+    for note in summary.get("notes", []):
+        out.print(f"note: {note}", highlight=False)
     for name in ("summary.md", "summary.csv", "summary.html"):
         out.print(f"{name}: {directory / name}")
 
@@ -77,6 +85,10 @@ def reproduce_cmd(
     baseline: bool = typer.Option(True, "--baseline/--no-baseline",
                                   help="Add the no-model row (the game's example policy, no LLM call) with the "
                                        "same seeds."),
+    frame: bool = typer.Option(True, "--frame/--no-frame",
+                               help="Add the grammar-without-model row (grammar_search: evolve's search with every "
+                                    "rewrite drawn from the game's grammar, no LLM call) with the same seeds, where "
+                                    "the game has a strict policy grammar."),
     config: Optional[pathlib.Path] = typer.Option(None, "--config", "-c", help="Base run configuration "
                                                   "(default: configs/reproduce-GAME.yaml)."),
     overrides: List[str] = typer.Option([], "--set", help="Override a base field: key.path=value (repeatable), "
@@ -88,7 +100,7 @@ def reproduce_cmd(
 
     grid = grid_config(game, config=config, oracles=[o.strip() for o in oracles.split(",") if o.strip()],
                        seeds=seeds, overrides=overrides, baseline=baseline,
-                       first_seed=first_seed)
+                       first_seed=first_seed, frame=frame)
     make_grid(grid)  # an unknown oracle is refused before anything is written
     with run_hooks(VIEW, grid.base.iterations) as hooks:
         report = runkinds.start(grid, out_dir, hooks)

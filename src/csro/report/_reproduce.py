@@ -37,19 +37,27 @@ def curves_plot(curves: dict[str, dict]) -> str | None:
     return to_svg(fig, "reproduce", "metrics over iterations per oracle")
 
 
-def reproduce_page(summary: dict, header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """The self-contained HTML page of a reproduction summary."""
+def reproduce_page(summary: dict, header: Sequence[str], rows: Sequence[Sequence[str]],
+                   paired_header: Sequence[str] = (), paired: Sequence[Sequence[str]] = ()) -> str:
+    """The self-contained HTML page of a reproduction summary: the table, the paired
+    differences (model row − no-model row, by seed) where there are any, the curves, the cells."""
     facts = key_values([("experiment", esc(summary["game"])), ("LLM", esc(summary["model"])),
                         ("K (iterations)", esc(summary["iterations"])), ("seeds", esc(summary["seeds"])),
                         ("oracles", esc(", ".join(summary["oracles"])))])
     body = [f'<section id="table"><h2>Table</h2>{facts}',
             "<p>Ours: mean over seeds ± 95% Student-t interval across seeds (one seed: the run's own "
-            "interval). No model (baseline): the same cells with the game's example policy as every best "
-            "response and no LLM call, so the difference is what the model added. Sigma on model-written: "
-            "sigma_K's weight on the programs an LLM call wrote (the rest are the initial policy and the "
-            "example). Measured here: the reference policies with the same evaluation population, "
-            "matches and seed. Paper: Hennes et al. 2026 (bots: OpenSpiel's 43×43 table).</p>",
-            table(header, [[esc(c) for c in r] for r in rows]), "</section>",
+            "interval). No model, grammar frame (baseline): the same cells with evolve's search at the same "
+            "budget, every rewrite drawn from the game's grammar inside the same frame, no LLM call. No model, "
+            "worked example (baseline): the game's example policy as every best response, no LLM call. Sigma by "
+            "author: sigma_K's weight per kind of author (model: free model code; grammar: the model's choices "
+            "inside the grammar frame; frame: the grammar without a model; example; builtin; file). Measured "
+            "here: the reference policies with the same evaluation population, matches and seed. Paper: Hennes "
+            "et al. 2026 (bots: OpenSpiel's 43×43 table).</p>",
+            table(header, [[esc(c) for c in r] for r in rows]),
+            ("<h3>Paired by seed</h3><p>Each model row minus each no-model row, seed by seed: mean ± 95% "
+             "Student-t interval over the seeds both finished.</p>"
+             + table(paired_header, [[esc(c) for c in r] for r in paired])) if paired else "",
+            "".join(f"<p>Note: {esc(n)}</p>" for n in summary.get("notes", [])), "</section>",
             '<section id="curves"><h2>Over iterations</h2>',
             figure(curves_plot(summary["curves"]), "each metric of sigma_k, averaged over the seeds",
                    "no per-iteration metrics (evaluation.every_iteration is off, or no cell finished)"),

@@ -16,7 +16,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
 from csro import events
-from csro.authorship import UNKNOWN, model_weight
+from csro.authorship import UNKNOWN, by_author_text, weight_by_author
 from csro.llm import LLMReply, LLMRequest, last_stop, role_of
 from csro.llm import usage as llm_usage
 from csro.llm import waiting
@@ -141,8 +141,8 @@ def final_metrics(run: Run) -> str:
     elif all(isinstance(s, dict) and all(isinstance(v, (int, float)) for v in s.values()) for s in sigmas):
         mixture = "".join((f"<h4>player {p}</h4>" if per_player else "") + weights_table(s, run.names, authors)
                           for p, s in enumerate(sigmas))
-        rows.append(("sigma on model-written programs", " / ".join(
-            f"{model_weight([authors.get(n, UNKNOWN) for n in s], s.values()):.2f}" for s in sigmas)))
+        rows.append(("sigma by author", " / ".join(
+            by_author_text(weight_by_author([authors.get(n, UNKNOWN) for n in s], s.values())) for s in sigmas)))
     else:
         mixture = json_block(sigma)
     seats = final.get("seats") or []

@@ -104,11 +104,14 @@ class Evolution:
       max_tokens: of a rewrite (a diff gets at most ``DIFF_TOKENS``).
       on_program: called with each finished program (to store it).
       log: records an event ``(kind, data)``.
+      grammar_author: the author of a grammar-constrained rewrite (``csro.authorship``):
+        ``grammar`` for a model's, ``frame`` for the grammar sampled without one
+        (``csro.oracles.evolve._frame``).
     """
 
     def __init__(self, problem: Problem, db: ProgramDatabase, llm: LLMSession, config: EvolveConfig, *,
                  max_tokens: int, on_program: Callable[[Program, float | None], None],
-                 log: Callable[[str, dict], None]):
+                 log: Callable[[str, dict], None], grammar_author: str = GRAMMAR):
         self.problem = problem
         self.db = db
         self.llm = llm
@@ -117,6 +120,7 @@ class Evolution:
         self.max_tokens = max_tokens
         self.on_program = on_program
         self.log = log
+        self.grammar_author = grammar_author
         self.budget = Budget(config.max_llm_calls, config.max_evaluations, config.wall_seconds)
         # program_id -> full scores, so a repeated program (up to layout, comments and docstrings) is not re-evaluated
         self._scored: dict[str, dict] = {}
@@ -360,7 +364,7 @@ class Evolution:
         return Program(id=f"e{self.iteration}.{g}.{slot.island}.{slot.index}", iteration=self.iteration, generation=g,
                        island=slot.island, source=None, parent=slot.parent.id,
                        inspirations=tuple(i.id for i in slot.inspirations), mutation=slot.mutation,
-                       call_key=str(slot.request.key), author=GRAMMAR if slot.request.grammar else MODEL)
+                       call_key=str(slot.request.key), author=self.grammar_author if slot.request.grammar else MODEL)
 
     def _finish(self, program: Program) -> None:
         program.descriptor = tuple(self.problem.descriptor(program)) if program.evaluated else ()

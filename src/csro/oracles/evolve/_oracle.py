@@ -18,10 +18,11 @@ from __future__ import annotations
 import dataclasses
 
 from csro.arena import Feedback
-from csro.authorship import EXAMPLE, MODEL, UNKNOWN
-from csro.config import OracleConfig
+from csro.authorship import EXAMPLE, GRAMMAR, MODEL, UNKNOWN
+from csro.config import EvolveConfig, OracleConfig
 from csro.evaluation import code_policy
 from csro.events import EVOLVE_RESCORED
+from csro.llm import LLMSession
 from csro.llm.estimate import Scenario, Tally
 
 from .._base import Attempt, CallSize, Oracle, OracleContext, OracleResult
@@ -41,6 +42,7 @@ class Evolve(Oracle):
 
     name = "evolve"
     per_player = False  # its archive is scored against one shared population's sigma
+    grammar_author = GRAMMAR  # a rewrite under the grammar: the model chose within it (csro.authorship)
 
     def __init__(self) -> None:
         self.context = ContextBuilder()
@@ -52,13 +54,22 @@ class Evolve(Oracle):
             self._restore(ctx, problem)
         else:
             self._carry_over(ctx, problem)
-        engine = Evolution(problem, self.db, ctx.llm, ctx.config.evolve, max_tokens=ctx.config.max_tokens,
+        engine = Evolution(problem, self.db, self._writer(ctx), self._search(ctx.config.evolve),
+                           max_tokens=ctx.config.max_tokens,
                            on_program=lambda p, f: ctx.log.add_program(dataclasses.asdict(p), f),
-                           log=ctx.log.event)
+                           log=ctx.log.event, grammar_author=self.grammar_author)
         if not self.db.elites():
             engine.add_seeds([ctx.game.example_policy])
         stop = engine.run()
         return self._result(ctx, stop)
+
+    def _writer(self, ctx: OracleContext) -> LLMSession:
+        """Who writes the mutations: the run's LLM."""
+        return ctx.llm
+
+    def _search(self, config: EvolveConfig) -> EvolveConfig:
+        """The search's sizes and budgets: the configured ones."""
+        return config
 
     def cost(self, config: OracleConfig, size: CallSize, scenario: Scenario) -> Tally:
         """islands x population x generations mutations (at most ``max_llm_calls``: a generation
@@ -118,11 +129,11 @@ class Evolve(Oracle):
         attempts = [Attempt(p.call_key, "evolve", p.status in ("ok", "not_promising"), p.error, self.db.fitness(p.id))
                     for p in self.db.programs.values() if p.iteration == ctx.target.iteration and p.call_key]
         if best is None:
-            return OracleResult(None, None, [], f"evolve: no new evaluated program ({stop}; {statuses})", attempts)
+            return OracleResult(None, None, [], f"{self.name}: no new evaluated program ({stop}; {statuses})", attempts)
         fitness = self.db.fitness(best.id)
         support = {o.name for o in ctx.target.support}
         feedback = Feedback(fitness, {n: v for n, v in best.scores.items() if n in support}, {}, (), 0)
-        reason = (f"evolve: {best.id} ({best.mutation} of {best.parent}) is the fittest of "
+        reason = (f"{self.name}: {best.id} ({best.mutation} of {best.parent}) is the fittest of "
                   f"{len(self.db.programs)} programs, u = {fitness:.1f}; stopped by {stop}")
         return OracleResult(best.source, feedback, self._lineage(best), reason, attempts, self._author(best))
 
