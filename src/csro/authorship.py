@@ -81,6 +81,12 @@ def weight_by_author(authors: Iterable[str], sigma: Iterable[float]) -> dict[str
     return out
 
 
+def mean_weights(weights: Sequence[dict[str, float]]) -> dict[str, float]:
+    """The mean of several ``weight_by_author`` mappings (players of a run, seeds of a grid), a
+    kind missing from one counting 0.0 there."""
+    return {a: sum(w.get(a, 0.0) for w in weights) / len(weights) for a in weights[0]}
+
+
 def by_author_text(weights: dict[str, float]) -> str:
     """``model 0.00, grammar 1.00, ...``: the kinds that carry weight, in ``AUTHORS`` order
     (``-`` when none does)."""

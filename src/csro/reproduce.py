@@ -50,7 +50,7 @@ from scipy import stats
 from pydantic import Field
 
 from csro import events, runs
-from csro.authorship import by_author_text, model_weight, weight_by_author
+from csro.authorship import by_author_text, mean_weights, model_weight, weight_by_author
 from csro.config import RunConfig, RunRoot, apply_overrides, parse_config
 from csro.errors import ConfigError, CsroError, ProviderStopped, StoreError
 from csro.evaluation import evaluate, resolve
@@ -352,7 +352,7 @@ def _outcome(directory: pathlib.Path) -> dict:
         return {"error": "unfinished", "iterations": rows}
     written = float(np.mean([model_weight([r.author for r in members], sigma) for members, sigma in latest]))
     by_player = [weight_by_author([r.author for r in members], sigma) for members, sigma in latest]
-    by_author = {a: float(np.mean([w[a] for w in by_player])) for a in by_player[0]}
+    by_author = mean_weights(by_player)
     return {"final": final, "iterations": rows, MODEL_WRITTEN: written, BY_AUTHOR: by_author}
 
 
@@ -399,7 +399,7 @@ def summarize(grid: Grid, cells: dict[str, dict], references: dict[str, dict]) -
         written = [c[MODEL_WRITTEN] for c in done if MODEL_WRITTEN in c]
         row[MODEL_WRITTEN] = mean_ci(written, None) if written else (None, None)
         by_author = [c[BY_AUTHOR] for c in done if BY_AUTHOR in c]
-        row[BY_AUTHOR] = {a: float(np.mean([w.get(a, 0.0) for w in by_author])) for a in by_author[0]} if by_author else None
+        row[BY_AUTHOR] = mean_weights(by_author) if by_author else None
         estimates = [f["expl_estimate"]["lower_bound"] for f in finals
                      if (f.get("expl_estimate") or {}).get("lower_bound") is not None]
         row["expl_estimate"] = mean_ci(estimates, None) if estimates else (None, None)
