@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import pathlib
 
+import pyspiel
 import pytest
 
 from csro.games import IllegalAction, load_game
-from csro.games.leduc import CfrPlus, LeducGame, cfr_plus_policy
+from csro.games.leduc import ACTIONS, SHIPPED, CfrPlus, LeducGame, cfr_plus_policy
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples" / "policies"
 
@@ -203,6 +204,22 @@ def test_cfr_plus_small_cached(tmp_path, monkeypatch, play):
     assert isinstance(game.builtins()["cfr_plus"], CfrPlus)
     total = sum(play(game, ["cfr_plus", "always_fold"], s)[0] for s in range(3))
     assert total > 0  # even a rough CFR+ bets, and AlwaysFold then gives up the pot
+
+
+def test_the_shipped_cfr_plus_table_is_the_documented_near_equilibrium(tmp_path, monkeypatch):
+    """The built-in's 10,000-iteration table ships with csro (``SHIPPED``) instead of being
+    solved on each machine: it is read without touching the cache, covers every information
+    state, and OpenSpiel's own NashConv of it is the 6.5e-6 the docstring gives."""
+    monkeypatch.setenv("CSRO_CACHE_DIR", str(tmp_path))
+    policy = cfr_plus_policy()
+    assert not any(tmp_path.iterdir())  # nothing solved, nothing cached
+    shipped = json.loads((SHIPPED / "cfr_plus-leduc_poker-10000.json").read_text())
+    assert shipped["solver"] == "pyspiel.CFRPlusSolver" and shipped["iterations"] == 10_000
+    assert len(policy) == 936
+    index = {name: a for a, name in enumerate(ACTIONS)}
+    table = {info: [(index[name], p) for name, p in probs.items()] for info, probs in policy.items()}
+    nash_conv = pyspiel.nash_conv(pyspiel.load_game("leduc_poker"), table)
+    assert nash_conv / 2 == pytest.approx(6.5e-6, abs=1e-6)
 
 
 def test_example_policies_play(game, play, from_source):

@@ -259,6 +259,9 @@ class AlwaysFold(BuiltinPolicy):
         return _FixedInstance("FOLD")
 
 
+SHIPPED = pathlib.Path(__file__).with_name("data")  # solver tables that ship with csro (``cfr_plus_policy``)
+
+
 def cache_dir() -> pathlib.Path:
     """``$CSRO_CACHE_DIR``, else ``~/.cache/csro``."""
     env = os.environ.get("CSRO_CACHE_DIR")
@@ -272,9 +275,16 @@ def cfr_plus_policy(iterations: int = 10_000, game: str = "leduc_poker") -> dict
     under ``cfr_plus-<game>-<iterations>.json`` (written atomically; a lock file makes
     concurrent processes wait for the first solver). 10,000 iterations on leduc_poker
     take 1.5-2 minutes on one core (97 s and 119 s measured; exploitability 6.5e-6);
-    1,000 take ~10 s (exploitability 2.6e-4).
+    1,000 take ~10 s (exploitability 2.6e-4). The built-in's table (10,000 on leduc_poker)
+    ships with the package in ``SHIPPED`` (this function's own output, written with
+    ``CSRO_CACHE_DIR`` pointing there; its NashConv is checked in tests/games/test_leduc.py),
+    so no machine spends those minutes before its first Leduc match.
     """
-    path = cache_dir() / f"cfr_plus-{game}-{iterations}.json"
+    name = f"cfr_plus-{game}-{iterations}.json"
+    shipped = _read_policy(SHIPPED / name)
+    if shipped is not None:
+        return shipped
+    path = cache_dir() / name
     cached = _read_policy(path)
     if cached is not None:
         return cached
