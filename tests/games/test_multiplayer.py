@@ -1,4 +1,9 @@
-"""3-player Kuhn and Leduc as code policies: check, evaluation, exact NashConv against OpenSpiel."""
+"""3-player Kuhn and Leduc as code policies: check, evaluation, exact NashConv against OpenSpiel.
+
+The NashConv comparison is on 3-player Kuhn; Leduc's multi-round tree with a public card is
+compared in tests/evaluation/test_exploitability.py. 3-player Leduc compared as a whole
+(25,800 information states: ~110 s of CPU on our side and ~55 s in OpenSpiel's NashConv)
+showed nothing those two do not, and was dropped to keep the suite short (issue 39)."""
 
 import numpy as np
 import pyspiel
@@ -119,13 +124,3 @@ def test_per_player_profile_equals_openspiel(kuhn3):
                                            abs=1e-12)
     with pytest.raises(ExploitabilityError, match="3 players"):
         exact_exploitability_profile(kuhn3, profile[:2])
-
-
-@pytest.mark.slow  # ~90 s: 25,800 information states, OpenSpiel's Python NashConv
-def test_leduc_three_player_code_policy_equals_openspiel():
-    leduc3 = load_game("leduc_poker(players=3)")
-    result = exact_exploitability(leduc3, [code_policy("first", FIRST, leduc3)], samples=1)
-    g = leduc3.openspiel_game
-    assert result.infostates == 25800
-    assert result.nash_conv == pytest.approx(os_exploitability.nash_conv(g, _pure(g, lambda k, legal: legal[0])),
-                                             abs=1e-9)
