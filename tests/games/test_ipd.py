@@ -4,7 +4,6 @@ import json
 import subprocess
 import sys
 
-import axelrod as axl
 import pytest
 
 from csro.evaluation import code_policy, evaluate, play_chunk, resolve, round_robin
@@ -20,13 +19,21 @@ CLASSICS = ["TitForTat", "Defector", "Cooperator", "Grudger", "WinStayLoseShift"
 TURNS = 200
 
 
+def axl():
+    """The axelrod library, imported where a test uses it: its import takes 10-20 s, which every
+    pytest worker would otherwise pay while collecting, whether or not it runs this file (issue 39)."""
+    import axelrod
+
+    return axelrod
+
+
 @pytest.fixture(scope="module")
 def ipd():
     return load_game("ipd")
 
 
 def _library_score(a: str, b: str, turns: int = TURNS) -> tuple[float, float]:
-    match = axl.Match((getattr(axl, a)(), getattr(axl, b)()), turns=turns)
+    match = axl().Match((getattr(axl(), a)(), getattr(axl(), b)()), turns=turns)
     match.play()
     return match.final_score()
 
@@ -40,7 +47,7 @@ def _play(game, a: str, b: str, seed: int) -> tuple[float, ...]:
 def test_game_basics(ipd):
     assert ipd.name == "ipd" and ipd.num_players == 2 and not ipd.zero_sum
     assert ipd.return_range == (0.0, 1000.0)
-    assert len(ipd.population()) == len(axl.short_run_time_strategies) == 224
+    assert len(ipd.population()) == len(axl().short_run_time_strategies) == 224
     short = load_game("ipd(turns=10)")
     assert short.name == "ipd(turns=10)" and "10 rounds" in short.rules_text
     assert "'C' | 'D'" in ipd.api_spec
@@ -63,12 +70,12 @@ def test_classic_figures(ipd):
 def test_tournament_equals_the_library(ipd):
     players = [resolve(f"builtin:{n}", ipd) for n in CLASSICS]
     ours = round_robin(ipd, players, matches=2, seed=0, processes=1)
-    library = axl.Tournament([getattr(axl, n)() for n in CLASSICS], turns=TURNS, repetitions=1,
+    library = axl().Tournament([getattr(axl(), n)() for n in CLASSICS], turns=TURNS, repetitions=1,
                              seed=0).play(progress_bar=False)
     per_turn = ours.per_turn(TURNS)
     for i, n in enumerate(CLASSICS):
         assert per_turn[f"builtin:{n}"] == pytest.approx(library.normalised_scores[i][0], abs=1e-12)
-    to_library = {f"builtin:{n}": str(getattr(axl, n)()) for n in CLASSICS}
+    to_library = {f"builtin:{n}": str(getattr(axl(), n)()) for n in CLASSICS}
     assert [to_library[p] for p in ours.ranking] == library.ranked_names
     assert ours.rank("builtin:TitForTat") == 1  # Axelrod's famous winner wins this small field too
 
