@@ -54,7 +54,7 @@ from csro.authorship import by_author_text, mean_weights, model_weight, weight_b
 from csro.config import RunConfig, RunRoot, apply_overrides, parse_config
 from csro.errors import ConfigError, CsroError, ProviderStopped, StoreError
 from csro.evaluation import evaluate, resolve
-from csro.games import load_game
+from csro.games import CodeGame, load_game
 from csro.store import RunStore
 
 CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "configs"
@@ -66,6 +66,7 @@ FRAME = "grammar_search"  # the grammar frame searched without the model (csro.o
 BASELINES = {FRAME: "no model: grammar frame (baseline)", BASELINE: "no model: worked example (baseline)"}
 MODEL_WRITTEN = "sigma_model_written"  # sigma_K's weight on the programs the model wrote (csro.authorship)
 BY_AUTHOR = "sigma_by_author"  # sigma_K's weight per kind of author (csro.authorship.weight_by_author)
+PART = "agg_score@"  # a row's AggScore on a named part of the evaluation population (``part_agg_score``)
 
 # The paper's published rows (Hennes et al. 2026; bots from OpenSpiel's 43x43 table, 1000 games
 # a cell): name -> PopReturn, PopExpl, AggScore, then Leduc's returns vs CFR+, AlwaysCall, AlwaysFold.
@@ -382,9 +383,40 @@ def mean_ci(values: Sequence[float], single_ci: float | None) -> tuple[float, fl
     return float(a.mean()), float(stats.t.ppf(0.975, len(a) - 1) * a.std(ddof=1) / math.sqrt(len(a)))
 
 
+def evaluation_parts(game: CodeGame, population: str | Sequence[str] = "default") -> dict[str, list[str]]:
+    """The named parts of ``game``'s evaluation ``population`` that a grid reports AggScore on
+    beside the whole, with their references (RRPS: the tuning split's ``bots-training`` and
+    ``bots-heldout``, issue 40); none where the game is not zero-sum (``part_agg_score``)."""
+    if not game.zero_sum:
+        return {}
+    evaluated = set(game.evaluation_refs(population))
+    named = {name: game.evaluation_refs(name) for name in game.named_populations() if name != "default"}
+    return {name: refs for name, refs in named.items() if set(refs) < evaluated}
+
+
+def part_agg_score(score: dict, refs: Sequence[str]) -> float | None:
+    """AggScore of a scored mixture on the part ``refs`` of its evaluation population, from its
+    per-opponent returns (``population_score``): PopReturn over the part minus PopExpl over it.
+    In a zero-sum game an opponent's return against the mixture is minus the mixture's against
+    it, so PopExpl on the part is minus the least of those returns. None where the score lacks
+    an opponent of the part (it was evaluated on another population)."""
+    per = score.get("per_opponent") or {}
+    if not refs or any(r not in per for r in refs):
+        return None
+    values = [per[r] for r in refs]
+    return float(np.mean(values)) + min(values)
+
+
+def _part_values(finals: Sequence[dict], refs: Sequence[str]) -> list[float]:
+    values = [part_agg_score(f, refs) for f in finals]
+    return [v for v in values if v is not None]
+
+
 def summarize(grid: Grid, cells: dict[str, dict], references: dict[str, dict]) -> dict:
     """Our rows (one per oracle), the reference rows, the paper's rows, and the curves."""
     ours, curves = [], {}
+    evaluated = grid.base.get("evaluation", {}).get("population", "default")
+    parts = evaluation_parts(load_game(grid.base["game"]), evaluated)
     for oracle in grid.oracles:
         done = [cells[grid.cell_name(oracle, s)] for s in grid.seeds]
         finals = [c["final"] for c in done if c.get("final")]
@@ -392,6 +424,9 @@ def summarize(grid: Grid, cells: dict[str, dict], references: dict[str, dict]) -
         row = {"name": name, "seeds": len(finals), "failed": len(done) - len(finals)}
         for m in METRICS:
             row[m] = mean_ci([f[m] for f in finals], finals[0]["ci95"][m]) if finals else (None, None)
+        for part, bots in parts.items():
+            vals = _part_values(finals, bots)
+            row[PART + part] = mean_ci(vals, None) if vals else (None, None)
         if grid.game == "leduc":
             for col in LEDUC_COLUMNS:
                 vals = [f["per_opponent"][col] for f in finals if col in f.get("per_opponent", {})]
@@ -411,6 +446,8 @@ def summarize(grid: Grid, cells: dict[str, dict], references: dict[str, dict]) -
                "expl_estimate": (None, None)}
         for m in METRICS:
             row[m] = (score[m], score["ci95"][m])
+        for part, bots in parts.items():
+            row[PART + part] = (part_agg_score(score, bots), None)
         if grid.game == "leduc":
             for col in LEDUC_COLUMNS:
                 row[col] = (score["per_opponent"].get(col), None)
@@ -423,14 +460,15 @@ def summarize(grid: Grid, cells: dict[str, dict], references: dict[str, dict]) -
         paper.append(row)
     return {"game": grid.game, "oracles": list(grid.oracles), "seeds": list(grid.seeds),
             "iterations": grid.base["iterations"], "model": f"{grid.base['llm']['provider']}:{grid.base['llm'].get('model')}",
-            "ours": ours, "paired": paired(grid, cells), "references": refs, "paper": paper, "curves": curves,
+            "parts": list(parts), "ours": ours, "paired": paired(grid, cells, parts), "references": refs,
+            "paper": paper, "curves": curves,
             "notes": _notes(grid), "errors": {name: c["error"] for name, c in cells.items() if "error" in c}}
 
 
-def paired(grid: Grid, cells: dict[str, dict]) -> list[dict]:
+def paired(grid: Grid, cells: dict[str, dict], parts: dict[str, list[str]]) -> list[dict]:
     """Each model row minus each no-model row (``BASELINES``), seed by seed over the seeds both
-    finished: the mean difference of every metric with its 95% Student-t interval (one pair:
-    no interval)."""
+    finished: the mean difference of every metric (and of AggScore on each part of the
+    evaluation population) with its 95% Student-t interval (one pair: no interval)."""
     out = []
     for oracle in grid.oracles:
         if oracle in BASELINES:
@@ -443,6 +481,10 @@ def paired(grid: Grid, cells: dict[str, dict]) -> list[dict]:
                    "seeds": len(pairs)}
             for m in METRICS:
                 row[m] = mean_ci([a[m] - b[m] for a, b in pairs], None) if pairs else (None, None)
+            for part, refs in parts.items():
+                scored = ((part_agg_score(a, refs), part_agg_score(b, refs)) for a, b in pairs)
+                diffs = [x - y for x, y in scored if x is not None and y is not None]
+                row[PART + part] = mean_ci(diffs, None) if diffs else (None, None)
             out.append(row)
     return out
 
@@ -468,8 +510,13 @@ def _curve(per_seed: list[list[dict]]) -> dict[str, list]:
     return {"iteration": its, **{m: [float(np.mean([d[m] for d in by_iteration[i]])) for i in its] for m in METRICS}}
 
 
-def _columns(game: str) -> list[tuple[str, str]]:
-    cols = [(m, LABELS[m]) for m in METRICS]
+def _part_columns(summary: dict) -> list[tuple[str, str]]:
+    return [(PART + part, f"AggScore {part}") for part in summary.get("parts", [])]
+
+
+def _columns(summary: dict) -> list[tuple[str, str]]:
+    game = summary["game"]
+    cols = [(m, LABELS[m]) for m in METRICS] + _part_columns(summary)
     if game == "leduc":
         cols += [(c, "vs " + c.removeprefix("builtin:")) for c in LEDUC_COLUMNS]
     return cols + [("expl_estimate", "Expl. lower bound"), (BY_AUTHOR, "sigma by author")]
@@ -484,7 +531,7 @@ def _cell(value: tuple[float | None, float | None], digits: int = 1) -> str:
 
 def table_rows(summary: dict) -> tuple[list[str], list[list[str]]]:
     """The summary table as text cells: header and rows (ours, references, paper)."""
-    cols = _columns(summary["game"])
+    cols = _columns(summary)
     header = ["method", "seeds"] + [label for _, label in cols]
     rows = []
     for row in summary["ours"] + summary["references"] + summary["paper"]:
@@ -496,8 +543,9 @@ def table_rows(summary: dict) -> tuple[list[str], list[list[str]]]:
 
 def paired_rows(summary: dict) -> tuple[list[str], list[list[str]]]:
     """The paired differences as text cells: header and rows (model row − no-model row)."""
-    header = ["difference", "seeds paired"] + [LABELS[m] for m in METRICS]
-    return header, [[row["name"], str(row["seeds"])] + [_cell(row[m]) for m in METRICS]
+    cols = [(m, LABELS[m]) for m in METRICS] + _part_columns(summary)
+    header = ["difference", "seeds paired"] + [label for _, label in cols]
+    return header, [[row["name"], str(row["seeds"])] + [_cell(row.get(key, (None, None))) for key, _ in cols]
                     for row in summary.get("paired", [])]
 
 

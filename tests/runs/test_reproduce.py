@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from run_helpers import csro
@@ -162,10 +163,61 @@ def test_differences_are_paired_by_seed_over_the_seeds_both_finished_issue_40():
     cells = {"evolve-s0": cell(10), "evolve-s1": cell(30), "evolve-s2": cell(50),
              "grammar_search-s0": cell(0), "grammar_search-s1": cell(10), "grammar_search-s2": {"error": "boom"},
              "no_model-s0": cell(5), "no_model-s1": cell(5), "no_model-s2": cell(5)}
-    frame, example = paired(grid, cells)
+    frame, example = paired(grid, cells, {})
     assert frame["seeds"] == 2 and frame["agg_score"] == pytest.approx((15.0, 12.706 * 5), rel=1e-3)  # diffs 10, 20
     assert example["seeds"] == 3 and example["agg_score"][0] == pytest.approx(25.0)
     assert example["pop_expl"] == (0.0, 0.0)
+
+
+def test_rrps_rows_are_scored_on_each_part_of_the_tuning_split_issue_40():
+    """AggScore on the held-out and the training bots beside the whole, from each cell's
+    per-opponent returns, checked against ``population_score`` on the same table; the paired
+    difference on each part too."""
+    from csro.evaluation.metrics import population_score
+    from csro.evaluation.payoff_table import MatchResult, Mixture, PayoffTable, record
+    from csro.games import load_game
+    from csro.games.rrps import HELDOUT_BOTS, TRAINING_BOTS
+    from csro.reproduce import Grid, evaluation_parts, paired, part_agg_score, summarize, table_rows
+
+    rrps = load_game("rrps")
+    parts = evaluation_parts(rrps)
+    assert parts == {"bots-training": [f"builtin:{b}" for b in TRAINING_BOTS],
+                     "bots-heldout": [f"builtin:{b}" for b in HELDOUT_BOTS]}
+    assert evaluation_parts(load_game("leduc")) == {}  # no named parts
+    assert evaluation_parts(rrps, "bots-heldout") == {}  # a part of the whole only where the whole was played
+    assert evaluation_parts(rrps, ["builtin:rockbot", "builtin:copybot"]) == {}
+    bots = rrps.population()
+    rng = np.random.default_rng(0)
+
+    def final(shift):  # a mixture of two members scored as the Scorer scores it
+        table = PayoffTable()
+        for member in ("a", "b"):
+            for bot in bots:
+                for _ in range(2):
+                    r = float(rng.integers(-60, 60)) + shift
+                    record(table, [MatchResult((member, bot), (r, -r), 0)])
+        return population_score(table, Mixture.of(["a", "b"], [0.25, 0.75]), bots, name="sigma").to_dict()
+
+    scores = {seed: (final(20), final(0)) for seed in (0, 1)}
+    for model, example in scores.values():
+        for refs in parts.values():
+            table = PayoffTable()  # the same part scored directly
+            for o in refs:
+                r = model["per_opponent"][o]
+                record(table, [MatchResult(("sigma", o), (r, -r), 0)])
+            assert part_agg_score(model, refs) == pytest.approx(population_score(table, "sigma", refs).agg_score)
+    assert part_agg_score(scores[0][0], ["builtin:not-evaluated"]) is None
+
+    grid = Grid("rrps", ("evolve", "no_model"), (0, 1), {"game": "rrps", "iterations": 1, "llm": {"provider": "files"}})
+    cells = {f"{o}-s{seed}": {"final": scores[seed][i]} for seed in (0, 1) for i, o in enumerate(("evolve", "no_model"))}
+    summary = summarize(grid, cells, {})
+    header, rows = table_rows(summary)
+    assert header[2:6] == ["PopReturn", "PopExpl", "AggScore", "AggScore bots-training"]
+    assert header[6] == "AggScore bots-heldout"
+    heldout = parts["bots-heldout"]
+    (diff,) = paired(grid, cells, parts)
+    assert diff["agg_score@bots-heldout"][0] == pytest.approx(
+        np.mean([part_agg_score(m, heldout) - part_agg_score(e, heldout) for m, e in scores.values()]))
 
 
 def test_the_time_left_is_the_mean_of_each_oracles_cells_run_so_far():
