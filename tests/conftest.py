@@ -5,8 +5,9 @@ from __future__ import annotations
 import contextlib
 import pathlib
 import tempfile
-from typing import Iterator
+from typing import Any, Callable, Iterable, Iterator
 
+import pytest
 from csro.arena import MatchArena
 from csro.evaluation.backends import Backend, LocalBackend
 from csro.games import CodeGame
@@ -24,6 +25,19 @@ def pytest_collection_modifyitems(items):
     """
     slow_files = {item.path for item in items if item.get_closest_marker("slow")}
     items.sort(key=lambda item: item.path not in slow_files)
+
+
+def one_per_kind_fast(cases: Iterable[Any], kind: Callable[[Any], str], ident: Callable[[Any], str]) -> list:
+    """``cases`` as pytest params: the first case of each kind runs in ``make test-fast``, every
+    other one is marked ``slow`` (``make test`` runs them all). A corpus of attacks keeps each of
+    its kinds in the quick loop without paying there for every variant (issue 39)."""
+    seen: set[str] = set()
+    params = []
+    for case in cases:
+        marks = (pytest.mark.slow,) if kind(case) in seen else ()
+        seen.add(kind(case))
+        params.append(pytest.param(case, marks=marks, id=ident(case)))
+    return params
 
 
 @contextlib.contextmanager
