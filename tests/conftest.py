@@ -8,6 +8,7 @@ import tempfile
 from typing import Any, Callable, Iterable, Iterator
 
 import pytest
+
 from csro.arena import MatchArena
 from csro.evaluation.backends import Backend, LocalBackend
 from csro.games import CodeGame
