@@ -24,7 +24,7 @@ chromium:
 	  fi; \
 	fi
 
-$(STAMP): pyproject.toml scripts/install scripts/requirements.py
+$(STAMP): pyproject.toml scripts/install scripts/requirements.py scripts/llama_cpp_without_common.cmake
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found (csro needs Python 3.11)" >&2; exit 2; }
 	scripts/install $(PYTHON) $(VENV)
 	@touch $(STAMP)
