@@ -9,7 +9,7 @@ import pytest
 from csro.evaluation import code_policy, evaluate, play_chunk, resolve, round_robin
 from csro.evaluation.runner import Chunk, MatchJob, SeatRef
 from csro.games import load_game
-from csro.games.ipd import EXAMPLE_POLICY
+from csro.games.ipd import EXAMPLE_POLICY, _axelrod, each_source_read_once
 from tests.conftest import check_program
 from csro.policies import SandboxLimits
 
@@ -20,11 +20,10 @@ TURNS = 200
 
 
 def axl():
-    """The axelrod library, imported where a test uses it: its import takes 10-20 s, which every
-    pytest worker would otherwise pay while collecting, whether or not it runs this file (issue 39)."""
-    import axelrod
-
-    return axelrod
+    """The axelrod library, imported where a test uses it and as csro imports it: its import
+    takes seconds, which every pytest worker would otherwise pay while collecting, whether or
+    not it runs this file (issue 39)."""
+    return _axelrod()
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +50,19 @@ def test_game_basics(ipd):
     short = load_game("ipd(turns=10)")
     assert short.name == "ipd(turns=10)" and "10 rounds" in short.rules_text
     assert "'C' | 'D'" in ipd.api_spec
+
+
+def test_axelrod_classifies_its_strategies_alike_when_each_source_is_read_once():
+    """csro imports axelrod with ``each_source_read_once``: every strategy's ``makes_use_of``
+    (the classifier axelrod computes from method sources) is the same with the cached reader
+    as with ``inspect.getsource`` itself, and the cache answers the repeats."""
+    makes_use_of = axl().Classifiers["makes_use_of"]
+    strategies = axl().all_strategies
+    plain = [makes_use_of(s) for s in strategies]
+    with each_source_read_once() as read:
+        cached = [makes_use_of(s) for s in strategies]
+    assert cached == plain and any(plain)
+    assert read.cache_info().hits > 0
 
 
 @pytest.mark.parametrize("a", CLASSICS[:4])

@@ -36,8 +36,10 @@ minimum, 0, and the other seat 0 too (``forfeit_returns``).
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from typing import Any, Sequence
+import inspect
+from typing import Any, Callable, Iterator, Sequence
 
 import pyspiel
 
@@ -114,10 +116,32 @@ class IPDMatch(Match):
         return self._forfeit is not None or len(self.history) == self.turns
 
 
+@contextlib.contextmanager
+def each_source_read_once() -> Iterator[Callable[[Any], str]]:
+    """``inspect.getsource`` answering each function's source from a cache while the block runs.
+
+    At import, axelrod classifies its strategies by reading the source of their methods
+    (``axelrod.makes_use_of``): about 15,000 ``inspect.getsource`` calls on a few dozen
+    functions, each tokenizing its file again: 18 of the import's 26 s of CPU here. The
+    source of a function is the same text every time it is read (its file does not change
+    during an import), so answering repeats from a cache keyed by the function (a bound
+    method by the function it binds) leaves every classifier as it was. Yields the cached
+    reader.
+    """
+    original = inspect.getsource
+    read = functools.cache(original)
+    inspect.getsource = lambda obj: read(getattr(obj, "__func__", obj))
+    try:
+        yield read
+    finally:
+        inspect.getsource = original
+
+
 @functools.cache
 def _axelrod():
     try:
-        import axelrod
+        with each_source_read_once():
+            import axelrod
     except ImportError as exc:
         raise GameError(f"the ipd game's population is the axelrod library, which failed to import "
                         f"({exc}); pip install 'csro[ipd]'") from None
