@@ -35,15 +35,20 @@ def config(tmp_path, **fields):
     return path
 
 
-def discover(tmp_path, *extra):
-    return csro("run", config(tmp_path, budget=4, iterations=40), "--out", tmp_path / "run",
+@pytest.fixture(scope="module")
+def discovered(tmp_path_factory):
+    """One discovery run with the files provider, shared by the tests that read it (each leaves
+    it as it found it): its folder and ``csro run``'s output."""
+    tmp_path = tmp_path_factory.mktemp("discover")
+    done = csro("run", config(tmp_path, budget=4, iterations=40), "--out", tmp_path / "run",
                 "--set", "llm.provider=files", "--set", f"llm.path={replies(tmp_path)}",
-                "--set", "evolve.diff_ratio=1.0", *extra)
+                "--set", "evolve.diff_ratio=1.0")
+    return tmp_path, done
 
 
 @pytest.mark.slow
-def test_discover_cfr_with_files_evolves_from_cfr_plus_and_reports_against_the_library(tmp_path):
-    done = discover(tmp_path)
+def test_discover_cfr_with_files_evolves_from_cfr_plus_and_reports_against_the_library(discovered):
+    tmp_path, done = discovered
     assert "exploitability after K = 40" in done.stdout
     with RunStore.open(tmp_path / "run") as store:
         programs = {p["id"]: p for p in store.programs()}
@@ -69,8 +74,8 @@ def test_discover_cfr_with_files_evolves_from_cfr_plus_and_reports_against_the_l
 
 
 @pytest.mark.slow
-def test_an_interrupted_discovery_resumes_to_the_same_result(tmp_path):
-    discover(tmp_path)
+def test_an_interrupted_discovery_resumes_to_the_same_result(discovered):
+    tmp_path, _ = discovered
     path = tmp_path / "run" / "run.db"
     with RunStore.open(tmp_path / "run") as store:
         before = store.final()
@@ -103,7 +108,8 @@ def test_bad_input_is_one_line(tmp_path):
 def test_discover_cfr_with_the_embedded_model(tmp_path):
     """The real 0.5B model writes the mutations; fitness comes from real, sandboxed CFR runs."""
     done = csro("run", config(tmp_path, budget=2, iterations=30), "--out", tmp_path / "run",
-                "--set", "max_tokens=384", "--set", "evolve.islands=1")
+                "--set", "llm.model=qwen2.5-coder-0.5b", "--set", "max_tokens=256",
+                "--set", "evolve.islands=1", "--set", "evolve.diff_ratio=1.0")
     assert "best program" in done.stdout
     with RunStore.open(tmp_path / "run") as store:
         calls = store.llm_calls()

@@ -103,11 +103,11 @@ def _outcome(directory) -> dict:
 
 
 def test_every_layout_gives_the_same_match_rows(tmp_path, random_replies, cluster):
+    # Ray on this node alone is test_runs.py's test_ray_backend_gives_the_local_payoff_table;
+    # any chunk size and process count, tests/evaluation/test_seed_alone.py's.
     layouts = {
         "local-1": {"processes": 1},
         "local-2-chunks-5": {"processes": 2, "chunk_matches": 5},
-        "local-2-chunks-300": {"processes": 2, "chunk_matches": 300},
-        "local-ray": {"backend": "ray"},
         "cluster": {"backend": "ray", "address": cluster.address},
         "cluster-again-chunks-7": {"backend": "ray", "address": cluster.address, "chunk_matches": 7},
     }

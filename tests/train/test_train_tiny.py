@@ -45,6 +45,7 @@ def test_three_step_cpu_run_trains_and_records(tmp_path):
         assert all(e["k"] == len(e["completions"]) for e in events)
 
 
+@pytest.mark.slow  # a whole run and a resumed one: make test (issue 39, the fast loop's minutes)
 def test_resumed_run_continues_exactly(tmp_path):
     whole = TrainRun.create(_config(), tmp_path / "whole")
     whole.run()
