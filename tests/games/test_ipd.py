@@ -52,6 +52,8 @@ def test_game_basics(ipd):
     assert "'C' | 'D'" in ipd.api_spec
 
 
+@pytest.mark.slow  # every strategy classified twice: make test (issue 39, the fast loop's minutes)
+@pytest.mark.filterwarnings("ignore:Classifiers are intended to run on player instances")  # axelrod's own, per class
 def test_axelrod_classifies_its_strategies_alike_when_each_source_is_read_once():
     """csro imports axelrod with ``each_source_read_once``: every strategy's ``makes_use_of``
     (the classifier axelrod computes from method sources) is the same with the cached reader

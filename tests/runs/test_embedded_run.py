@@ -20,7 +20,7 @@ def test_kill_9_and_resume_of_an_embedded_run_ends_like_an_uninterrupted_one(tmp
         "iterations": 2,
         "seed": 3,
         "matches_per_cell": 2,
-        "oracle": {"kind": "zero_shot", "samples": 2, "max_repairs": 0, "max_tokens": 200},
+        "oracle": {"kind": "zero_shot", "samples": 2, "max_repairs": 0, "max_tokens": 100},
         "llm": {"provider": "embedded", "model": "qwen2.5-coder-0.5b", "threads": 1},
         "evaluation": {"population": ["builtin:rockbot", "builtin:copybot"], "matches_per_opponent": 2},
         "execution": {"processes": 2},

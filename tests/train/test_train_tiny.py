@@ -65,6 +65,7 @@ def test_resumed_run_continues_exactly(tmp_path):
         assert rewards == [s["reward_mean"] for s in store.steps()]
 
 
+@pytest.mark.slow  # a rollout and an update of the tiny model: make test (issue 39, the fast loop's minutes)
 def test_an_event_with_a_missing_member_is_dropped_and_counted(tmp_path):
     config = _config(algo="srpo")
     run = TrainRun.create(config, tmp_path / "run")
