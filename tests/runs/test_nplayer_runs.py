@@ -53,7 +53,7 @@ def _outcome(directory) -> dict:
 @pytest.mark.slow
 def test_three_player_kuhn_has_a_population_and_sigma_per_player_and_resumes_after_kill_9(tmp_path):
     config = _config(tmp_path, "kuhn_poker(players=3)", [KUHN, load_game("kuhn_poker(players=3)").example_policy],
-                     iterations=3)
+                     iterations=2)  # killed after the first, resumed for the second
     killed = tmp_path / "killed"
     kill_after_iteration(write_config(tmp_path / "killed.yaml", config), killed)
     assert not status(killed)["done"]
