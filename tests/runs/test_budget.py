@@ -32,8 +32,8 @@ def test_a_calls_budget_stops_the_run_and_resume_with_a_larger_one_ends_like_an_
     assert not s["done"] and s["iteration"] == 2 and s["llm"]["calls"] == 2
     assert s["stopped"].startswith("llm.budget.calls = 2 reached")
     assert "stopped by the LLM budget: llm.budget.calls = 2 reached" in (directory / "report.html").read_text()
-    shown = csro("status", directory)
-    assert "stopped by the LLM budget" in shown.stdout and "LLM: 2 calls" in shown.stdout
+    shown = " ".join(csro("status", directory).stdout.split())  # Rich wraps at 80 columns
+    assert "stopped by the LLM budget" in shown and "LLM: 2 calls" in shown
 
     refused = csro("resume", directory, "--set", "iterations=5", check=False)
     assert refused.returncode == 2
