@@ -107,7 +107,7 @@ def test_llm_cost_and_rejections(page):
 
 def test_per_opponent_bars_are_sorted():
     svg = per_opponent_plot({"middle": 0.5, "worst": -1.0, "best": 1.0})
-    order = [svg.index(f"<!-- {name} -->") for name in ("best", "middle", "worst")]
+    order = [svg.index(f">{name}</text>") for name in ("best", "middle", "worst")]
     assert order == sorted(order)
     assert per_opponent_plot({}) is None
 

@@ -18,7 +18,7 @@ run kind.
 
 from csro.report._html import details, esc, figure, fmt, key_values, pre, table
 from csro.report._page import CSS, REPORT_NAME, build_html, document, write_atomically, write_report
-from csro.report._plots import to_svg
+from csro.report._mpl import to_svg
 from csro.report._sections import CODE_FORMATTER, llm_exchange
 from csro.report._reproduce import reproduce_page
 

@@ -10,31 +10,27 @@ from __future__ import annotations
 
 from typing import Sequence
 
-import numpy as np
-from matplotlib.figure import Figure
-
 from csro.report._html import esc, figure, key_values, table
 from csro.report._page import document
-from csro.report._plots import METRICS, to_svg
+from csro.report._plots import METRICS
+from csro.report._svg import CYCLE, Axes, Chart
 
 SECTIONS = (("table", "Table"), ("curves", "Over iterations"), ("cells", "Cells"))
 
 
 def curves_plot(curves: dict[str, dict]) -> str | None:
-    """One panel per metric: each oracle's mean over seeds, by iteration."""
+    """One panel per metric: each oracle's mean over seeds, by iteration (the legend on the first)."""
     drawn = {o: c for o, c in curves.items() if c.get("iteration")}
     if not drawn:
         return None
-    fig = Figure(figsize=(5.0 * len(METRICS), 3.4))
-    for ax, (key, name) in zip(fig.subplots(1, len(METRICS)), METRICS):
-        for oracle, c in drawn.items():
-            ax.plot(np.array(c["iteration"]), np.array(c[key], dtype=float), marker="o", ms=3, label=oracle)
-        ax.axhline(0, color="0.6", lw=0.8)
-        ax.set(xlabel="iteration", title=name)
-        ax.grid(alpha=0.3)
-        ax.xaxis.get_major_locator().set_params(integer=True)
-    fig.axes[0].legend(fontsize=8)
-    return to_svg(fig, "reproduce", "metrics over iterations per oracle")
+    panels = []
+    for k, (key, name) in enumerate(METRICS):
+        ax = Axes(name, "iteration", integer_x=True)
+        ax.rule(y=0.0)
+        for colour, (oracle, c) in zip(CYCLE * len(drawn), drawn.items()):
+            ax.line(c["iteration"], [float(v) for v in c[key]], label=oracle if k == 0 else None, colour=colour)
+        panels.append(ax)
+    return Chart(panels, 500, 320).svg("metrics over iterations per oracle")
 
 
 def reproduce_page(summary: dict, header: Sequence[str], rows: Sequence[Sequence[str]],
