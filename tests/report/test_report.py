@@ -30,7 +30,7 @@ def article(page: str, policy_id: str) -> str:
 
 def test_exported_names():
     assert csro.report.__all__ == [
-        "CODE_FORMATTER", "CSS", "REPORT_NAME", "build_html", "details", "document", "esc", "figure", "fmt", "key_values",
+        "CODE_FORMATTER", "CSS", "Axes", "Chart", "REPORT_NAME", "build_html", "details", "document", "esc", "figure", "fmt", "key_values",
         "llm_exchange", "pre", "reproduce_page", "table", "to_svg", "write_atomically", "write_report"]
 
 

@@ -11,7 +11,7 @@ with the reasons candidates were rejected. The layout is ours; the paper has no 
 Everything from the store (policy sources, prompts, replies, event data, names) is
 escaped: LLM-written text is shown, never interpreted. A discovery run's page is built by
 ``_discovery``, a reproduction grid's by ``_reproduce``. The page helpers (escaping, tables,
-plots as SVG, the page shell, an LLM exchange) are exported for the other kinds' pages
+plots as SVG (``Axes`` and ``Chart``, or ``to_svg`` of a matplotlib figure), the page shell, an LLM exchange) are exported for the other kinds' pages
 (``csro.robots``, ``csro.train.report``), which live with their kinds: the report imports no
 run kind.
 """
@@ -20,9 +20,10 @@ from csro.report._html import details, esc, figure, fmt, key_values, pre, table
 from csro.report._page import CSS, REPORT_NAME, build_html, document, write_atomically, write_report
 from csro.report._mpl import to_svg
 from csro.report._sections import CODE_FORMATTER, llm_exchange
+from csro.report._svg import Axes, Chart
 from csro.report._reproduce import reproduce_page
 
 __all__ = [
-    "CODE_FORMATTER", "CSS", "REPORT_NAME", "build_html", "details", "document", "esc", "figure", "fmt", "key_values",
-    "llm_exchange", "pre", "reproduce_page", "table", "to_svg", "write_atomically", "write_report",
+    "CODE_FORMATTER", "CSS", "Axes", "Chart", "REPORT_NAME", "build_html", "details", "document", "esc", "figure", "fmt",
+    "key_values", "llm_exchange", "pre", "reproduce_page", "table", "to_svg", "write_atomically", "write_report",
 ]

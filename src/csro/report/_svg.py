@@ -101,8 +101,8 @@ class Axes:
     """A panel with numeric axes. Series are added in drawing order; limits follow the data."""
 
     def __init__(self, title: str = "", xlabel: str = "", ylabel: str = "", xlog: bool = False, ylog: bool = False,
-                 integer_x: bool = False, title_size: float = 12):
-        self.title, self.xlabel, self.ylabel = title, xlabel, ylabel
+                 integer_x: bool = False, title_size: float = 12, ylim: tuple[float, float] | None = None):
+        self.title, self.xlabel, self.ylabel, self.ylim = title, xlabel, ylabel, ylim
         self.xlog, self.ylog, self.integer_x, self.title_size = xlog, ylog, integer_x, title_size
         self.series: list[dict] = []
         self.bars: tuple[list[str], list[float], list[str]] | None = None
@@ -121,9 +121,10 @@ class Axes:
     def band(self, xs, lows, highs, colour: str) -> None:
         self.series.append({"kind": "band", "xs": list(xs), "lows": list(lows), "highs": list(highs), "colour": colour})
 
-    def scatter(self, xs, ys, label: str | None = None, colour: str | None = None) -> None:
+    def scatter(self, xs, ys, label: str | None = None, colour: str | None = None, cross: bool = False) -> None:
+        """Points as dots, or as crosses (``cross``)."""
         self.series.append({"kind": "scatter", "xs": list(xs), "ys": list(ys), "label": label,
-                            "colour": colour or self.next_colour()})
+                            "colour": colour or self.next_colour(), "cross": cross})
 
     def rule(self, x: float | None = None, y: float | None = None, colour: str = "#999", dash: str | None = None) -> None:
         """A vertical (``x``) or horizontal (``y``) reference line across the panel."""
@@ -148,7 +149,8 @@ class Axes:
             ys += s["ys"] if "ys" in s else s["lows"] + s["highs"]
         if self.bars:
             xs += self.bars[1] + [0.0]
-        return self._span(self._finite(xs, self.xlog), self.xlog), self._span(self._finite(ys, self.ylog), self.ylog)
+        y_span = self.ylim or self._span(self._finite(ys, self.ylog), self.ylog)
+        return self._span(self._finite(xs, self.xlog), self.xlog), y_span
 
     @staticmethod
     def _span(values: list[float], log: bool) -> tuple[float, float]:
@@ -251,6 +253,9 @@ class Axes:
         points = [(X(x), Y(y)) for x, y in zip(s["xs"], s["ys"])
                   if x is not None and y is not None and math.isfinite(x) and math.isfinite(y)
                   and (not self.xlog or x > 0) and (not self.ylog or y > 0)]
+        if s["kind"] == "scatter" and s["cross"]:
+            return [f'<path d="M{x - 3:.1f},{y - 3:.1f}l6,6m0,-6l-6,6" stroke="{s["colour"]}" stroke-width="1.5"/>'
+                    for x, y in points]
         if s["kind"] == "scatter":
             return [f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.6" fill="{s["colour"]}" fill-opacity="0.75"/>'
                     for x, y in points]

@@ -15,11 +15,11 @@ import difflib
 import os
 import pathlib
 
-from matplotlib.figure import Figure
 from pygments import highlight
 from pygments.lexers import PythonLexer
 
-from csro.report import CODE_FORMATTER, CSS, details, esc, fmt, key_values, llm_exchange, pre, table, to_svg, write_atomically
+from csro.report import (CODE_FORMATTER, CSS, Axes, Chart, details, esc, fmt, key_values, llm_exchange, pre, table,
+                         write_atomically)
 
 from ._store import AorStore, ControllerRecord
 
@@ -37,23 +37,17 @@ EXTRA_CSS = """
 def _success_plot(rounds: list[dict]) -> str | None:
     if not rounds:
         return None
-    fig = Figure(figsize=(6.4, 2.8))
-    ax = fig.subplots()
+    ax = Axes(xlabel="round", ylabel="success rate", integer_x=True, ylim=(-0.05, 1.05))
     xs = [r["round"] for r in rounds]
     own = [r["summary"]["success_rate"] if r.get("summary") else None for r in rounds]
-    best = [r.get("best_success_rate") or 0.0 for r in rounds]
-    ax.step(xs, best, where="post", label="best so far", color="#2b6cb0")
-    ax.plot([x for x, y in zip(xs, own) if y is not None], [y for y in own if y is not None], "o",
-            label="this round's controller", color="#1a7f37")
+    ax.line(xs, [r.get("best_success_rate") or 0.0 for r in rounds], label="best so far", colour="#2b6cb0",
+            markers=False, step=True)
+    ax.scatter([x for x, y in zip(xs, own) if y is not None], [y for y in own if y is not None],
+               label="this round's controller", colour="#1a7f37")
     rejected = [x for x, r in zip(xs, rounds) if not r.get("valid")]
     if rejected:
-        ax.plot(rejected, [0.0] * len(rejected), "x", color="#b42318", label="rejected rewrite")
-    ax.set_xlabel("round")
-    ax.set_ylabel("success rate")
-    ax.set_ylim(-0.05, 1.05)
-    ax.set_xticks(xs)
-    ax.legend(loc="lower right", fontsize=8)
-    return to_svg(fig, "success", "success over rounds")
+        ax.scatter(rejected, [0.0] * len(rejected), label="rejected rewrite", colour="#b42318", cross=True)
+    return Chart([ax], 700, 280).svg("success over rounds")
 
 
 def _diff(parent: str | None, source: str | None) -> str:
