@@ -1,5 +1,5 @@
-"""A matplotlib figure as inline SVG, for the pages that still draw with matplotlib (the robot
-and training reports; the run report writes its SVG itself, ``csro.report._svg``).
+"""A matplotlib figure as inline SVG, for the pages that still draw with matplotlib (the
+training reports; the run and robot reports write their SVG themselves, ``csro.report._svg``).
 
 Text is drawn as paths, so the SVG needs no font and no network. Each plot's element ids get
 a unique prefix so several SVGs can live in one HTML document without their ids (glyphs,
