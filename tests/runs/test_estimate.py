@@ -4,6 +4,7 @@ embedded run's figure is measured by bench/estimate_accuracy.py, see docs/cost.m
 
 from __future__ import annotations
 
+import hashlib
 import pathlib
 import re
 
@@ -29,14 +30,20 @@ def _demo_like(replies) -> dict:
 
 @pytest.mark.slow
 def test_the_expected_tokens_are_within_30_percent_of_files_runs(tmp_path, replies):
-    """``expected`` against the mean of five seeds: one run refines 0 to 2 times an iteration as
-    its matches fall (3 to 8 calls at these seeds), which no estimate can know beforehand."""
+    """``expected`` against the mean of ten runs: one run refines 0 to 2 times an iteration as
+    its matches fall (3 to 8 calls, 2,939 to 8,525 tokens), which no estimate can know
+    beforehand. Each run's secret (the root of its match seeds, issue 37) is fixed here, so the
+    test is the same every time: with secrets drawn anew the mean of five runs spread from
+    0.69 to 1.38 times the expected tokens; over twenty fixed ones it was 5,514 against 5,640."""
     estimate = estimate_run(parse_config(_demo_like(replies)))
     tokens = {name: s["tokens_in"] + s["tokens_out"] for name, s in estimate.scenarios.items()}
     actual = []
-    for seed in range(1, 6):
-        runs.start(parse_config({**_demo_like(replies), "seed": seed}), tmp_path / f"run{seed}")
-        with RunStore.open(tmp_path / f"run{seed}") as store:
+    for k in range(10):
+        config = parse_config({**_demo_like(replies), "seed": 1 + k % 5})
+        secret = hashlib.sha256(b"estimate %d" % k).hexdigest()[:32]
+        RunStore.create(tmp_path / f"run{k}", config.to_dict(), secret).close()
+        runs.resume(tmp_path / f"run{k}")
+        with RunStore.open(tmp_path / f"run{k}") as store:
             calls = store.llm_calls()
         actual.append(sum(r.tokens_in + r.tokens_out for _, r in calls))
         assert tokens["low"] <= actual[-1] <= tokens["high"]
