@@ -16,6 +16,7 @@ import pytest
 
 from csro.policies import Call, Forfeit, PolicyWorker, Reason, SandboxLimits
 from csro.policies._layers import LAYERS
+from tests.conftest import one_per_kind_fast
 
 SECRET = "sk-csro-test-secret-0f9e8d7c"
 R = Reason
@@ -230,7 +231,12 @@ class Neighbour:
         self.worker.close()
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def _outcome_kind(case: Case) -> str:
+    """Cases alike in where they run, what they may end in and what is checked after."""
+    return f"{case.where}:{case.reasons}:{case.check}:{case.layers}"
+
+
+@pytest.mark.parametrize("case", one_per_kind_fast(CASES, _outcome_kind, lambda c: c.name))
 def test_hostile_policy(case, listener, victim, tmp_path, monkeypatch):
     monkeypatch.setenv("CSRO_SECRET_TOKEN", SECRET)
     victim_proc, victim_path = victim
