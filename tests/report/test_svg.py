@@ -7,7 +7,7 @@ import math
 import re
 import xml.etree.ElementTree as ET
 
-from csro.report._svg import BLUES, RDBU, Axes, Chart, Heatmap, colour, nice_ticks, number
+from csro.report._svg import BLUES, RDBU, Axes, Chart, Heatmap, colour, nice_ticks, number, short
 
 NS = "{http://www.w3.org/2000/svg}"
 
@@ -89,3 +89,11 @@ def test_names_from_a_run_are_text_never_markup():
     assert "\x1b" not in svg and "\u202e" not in svg and "<script" not in svg
     assert '&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;' in svg
 
+
+
+def test_long_names_are_shortened_on_axes_and_whole_in_hover_titles():
+    name = "file:/home/someone/experiments/policies/frequency_counter_v2.py"
+    assert short("p0") == "p0" and len(short(name)) == 32 and short(name).endswith("counter_v2.py")
+    root = parse(Chart([Heatmap([[0.5]], [name], [name], BLUES, 0.0, 1.0)], 300, 200).svg("h"))
+    assert short(name) in {t.text for t in root.iter(NS + "text")}
+    assert any(name in (r.findtext(NS + "title") or "") for r in root.iter(NS + "rect"))

@@ -9,7 +9,7 @@ import math
 from typing import Mapping, Sequence
 
 from csro.evaluation.payoff_table import PayoffTable
-from csro.report._svg import BLUES, CYCLE, RDBU, Axes, Chart, Heatmap
+from csro.report._svg import BLUES, CYCLE, LABEL_CHARS, RDBU, Axes, Chart, Heatmap
 from csro.store import SigmaRecord
 
 METRICS = (("pop_return", "PopReturn"), ("pop_expl", "PopExpl"), ("agg_score", "AggScore"))
@@ -56,7 +56,7 @@ def sigma_plot(sigmas: Sequence[SigmaRecord], player: int) -> str | None:
     heat = Heatmap(grid, names, [str(s.iteration) for s in recs], BLUES, 0.0, 1.0,
                    title=f"Meta-strategy sigma (player {player})", xlabel="iteration",
                    annotate=len(names) <= ANNOTATE_MAX and len(recs) <= ANNOTATE_MAX, min_shown=0.005)
-    width = max(380, 34 * len(recs) + 120 + 6 * max(len(n) for n in names))
+    width = max(380, 34 * len(recs) + 120 + 6 * min(LABEL_CHARS, max(len(n) for n in names)))
     return Chart([heat], width, max(170, 24 * len(names) + 90)).svg(f"sigma over iterations, player {player}")
 
 
@@ -67,7 +67,7 @@ def payoff_plot(table: PayoffTable, names: Sequence[str]) -> str | None:
         return None
     grid = [[table.mean(a, b) if table.has(a, b) else math.nan for b in names] for a in names]
     bound = max((abs(v) for row in grid for v in row if not math.isnan(v)), default=0.0) or 1.0
-    labels = 6 * max(len(n) for n in names)
+    labels = 6 * min(LABEL_CHARS, max(len(n) for n in names))
     cells = max(220, 34 * len(names))
     heat = Heatmap(grid, names, names, RDBU, -bound, bound, title="Population payoff table (row's mean return)",
                    xlabel="opponent", ylabel="policy", annotate=len(names) <= ANNOTATE_MAX, rotate_cols=True)

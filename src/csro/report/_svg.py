@@ -32,12 +32,20 @@ RDBU = ("#67001f", "#b2182b", "#d6604d", "#f4a582", "#fddbc7", "#f7f7f7", "#d1e5
 CHAR_EM = 0.58  # mean advance of a sans-serif glyph, in font sizes
 FONT = 11  # tick labels and legends; titles are 12
 GRID = "#dddddd"
+LABEL_CHARS = 32  # longer names are shortened on axes and in legends
 MISSING = "#ededed"  # a heatmap cell without a value
 
 
 def text(value: object) -> str:
     """A string for SVG content or an attribute: invisible characters shown, XML-escaped."""
     return html.escape(untrusted(str(value)), quote=True)
+
+
+def short(label: str, most: int = LABEL_CHARS) -> str:
+    """A label for an axis or a legend: long ones keep their head and tail around an ellipsis
+    (cells and bars carry the whole name in their hover title)."""
+    label = str(label)
+    return label if len(label) <= most else label[:most // 2 - 1] + "…" + label[-(most - most // 2):]
 
 
 def text_width(label: str, size: float = FONT) -> float:
@@ -175,13 +183,13 @@ class Axes:
         if self.bars:
             names = self.bars[0]
             yl, yh = -0.5, len(names) - 0.5
-            yticks = [(float(i), n) for i, n in enumerate(names)]
+            yticks = [(float(i), short(n)) for i, n in enumerate(names)]
             ytick_size = 9
         else:
             yticks, ytick_size = self._ticks((yl, yh), self.ylog, False), FONT
         xticks = self._ticks((xl, xh), self.xlog, self.integer_x)
         legend = [s for s in self.series if s.get("label")]
-        legend_w = max((text_width(s["label"], 10) for s in legend), default=-24) + 34
+        legend_w = max((text_width(short(s["label"]), 10) for s in legend), default=-24) + 34
         left = max((text_width(t, ytick_size) for _, t in yticks), default=0) + 12 + (18 if self.ylabel else 0)
         top, bottom = (24 if self.title else 8), 22 + (18 if self.xlabel else 0)
         px0, py0 = x0 + left, y0 + top
@@ -232,7 +240,7 @@ class Axes:
         for i, s in enumerate(legend):
             ly, lx = py0 + 8 + 16 * i, px0 + pw + 10
             out.append(f'<path d="M{lx:.1f},{ly:.1f}h18" stroke="{s["colour"]}" stroke-width="2.5"/>')
-            out.append(_label(lx + 23, ly, s["label"], size=10, anchor="start"))
+            out.append(_label(lx + 23, ly, short(s["label"]), size=10, anchor="start"))
         return out
 
     def _draw(self, s: dict, X, Y, box, limits) -> list[str]:
@@ -285,8 +293,8 @@ class Heatmap:
         self.annotate, self.rotate_cols, self.min_shown = annotate, rotate_cols, min_shown
 
     def render(self, x0: float, y0: float, width: float, height: float) -> list[str]:
-        col_room = max((text_width(c, 9) for c in self.cols), default=0) if self.rotate_cols else 12
-        left = max((text_width(r, 9) for r in self.rows), default=0) + 10 + (18 if self.ylabel else 0)
+        col_room = max((text_width(short(c), 9) for c in self.cols), default=0) if self.rotate_cols else 12
+        left = max((text_width(short(r), 9) for r in self.rows), default=0) + 10 + (18 if self.ylabel else 0)
         top, bottom, bar = (24 if self.title else 6), col_room + 8 + (18 if self.xlabel else 0), 62
         px0, py0 = x0 + left, y0 + top
         pw, ph = max(20.0, width - left - bar), max(20.0, height - top - bottom)
@@ -306,13 +314,13 @@ class Heatmap:
                     ink = "#fff" if luminance(fill) < 0.45 else "#000"
                     out.append(_label(x + cw / 2, y + ch / 2, f"{value:.2f}", size=min(9.0, ch * 0.55), fill=ink))
         for i, name in enumerate(self.rows):
-            out.append(_label(px0 - 5, py0 + (i + 0.5) * ch, name, size=9, anchor="end"))
+            out.append(_label(px0 - 5, py0 + (i + 0.5) * ch, short(name), size=9, anchor="end"))
         for j, name in enumerate(self.cols):
             x = px0 + (j + 0.5) * cw
             if self.rotate_cols:
-                out.append(_label(x, py0 + ph + 5, name, size=9, anchor="end", rotate=True))
+                out.append(_label(x, py0 + ph + 5, short(name), size=9, anchor="end", rotate=True))
             else:
-                out.append(_label(x, py0 + ph + 10, name, size=9))
+                out.append(_label(x, py0 + ph + 10, short(name), size=9))
         if self.title:
             out.append(_label(px0 + pw / 2, y0 + 11, self.title, size=12, weight="bold"))
         if self.xlabel:
