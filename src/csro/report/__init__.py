@@ -11,9 +11,9 @@ with the reasons candidates were rejected. The layout is ours; the paper has no 
 Everything from the store (policy sources, prompts, replies, event data, names) is
 escaped: LLM-written text is shown, never interpreted. A discovery run's page is built by
 ``_discovery``, a reproduction grid's by ``_reproduce``. The page helpers (escaping, tables,
-plots as SVG (``Axes`` and ``Chart``, or ``to_svg`` of a matplotlib figure), the page shell, an LLM exchange) are exported for the other kinds' pages
-(``csro.robots``, ``csro.train.report``), which live with their kinds: the report imports no
-run kind.
+plots as SVG -- ``Axes`` and ``Chart``, or ``to_svg`` of a matplotlib figure -- the page
+shell, an LLM exchange) are exported for the other kinds' pages (``csro.robots``,
+``csro.train.report``), which live with their kinds: the report imports no run kind.
 """
 
 from csro.report._html import details, esc, figure, fmt, key_values, pre, table
