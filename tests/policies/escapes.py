@@ -234,12 +234,17 @@ KINDS = {name: kind for name, kind, _ in ATTEMPTS}
 
 
 class World:
-    """What a policy must not read, change, reach or touch, made as the current user."""
+    """What a policy must not read, change, reach or touch, made as the current user.
+
+    Its home is a directory of its own standing in for the user's (mode 0700, outside every
+    path the sandbox allows, like ``~``): the suite's other tests, running beside this one,
+    make entries in the real ``~`` (caches, configs) while an attempt runs, which a listing
+    of it would blame on the attempt."""
 
     def __init__(self) -> None:
-        self.home = os.path.realpath(os.path.expanduser("~"))
         tag = uuid.uuid4().hex[:12]
         self.mark = "csro-escape-" + tag
+        self.home = os.path.realpath(tempfile.mkdtemp(prefix="csro-home-"))  # no mark: an error may name it
         self.homedir = os.path.join(self.home, "." + self.mark)
         self.ww = tempfile.mkdtemp(prefix=self.mark + "-")
         os.chmod(self.ww, 0o1777)
@@ -344,7 +349,7 @@ class World:
         for s in self.listeners + [self.udp]:
             s.close()
         shutil.rmtree(self.ww, ignore_errors=True)
-        shutil.rmtree(self.homedir, ignore_errors=True)
+        shutil.rmtree(self.home, ignore_errors=True)
 
 
 def source(body: str, names: dict) -> str:

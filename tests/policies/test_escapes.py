@@ -77,7 +77,7 @@ def _as(user: pwd.struct_passwd, argv: list[str], env: dict, **kw) -> subprocess
 @pytest.mark.slow
 def test_escape_corpus_as_an_ordinary_user(tmp_path_factory):
     """CI runs as root: the same corpus, run by a user of its own (made here), from a copy
-    of csro.policies that user can read, against a World in that user's $HOME."""
+    of csro.policies that user can read, against a World of that user's (its home a directory of its own)."""
     import pyseccomp
 
     user = _ordinary_user()
