@@ -43,7 +43,7 @@ test: install
 	$(PYTEST)
 
 # Every package of src/csro, without the real model, the cluster, the browser, the robot and
-# the other user: a loop of about three minutes (3 min 13 s on a fresh clone, 2 cores).
+# the other user: a loop of under three minutes (2 min 33 s on a fresh clone, 2 cores).
 test-fast: install
 	$(PYTEST) -m "not slow"
 
