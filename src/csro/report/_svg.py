@@ -6,7 +6,7 @@ writing), where the rest of the report took 0.03 s (issue 39). The report needs 
 plain chart kinds, so it writes them itself (our choice; matplotlib stays for the robot and
 training pages). The SVG has no script, no image, no external reference and no element id,
 so several plots live in one page without collisions; text is SVG ``<text>`` in the page's
-sans-serif font, every string escaped (``csro.text.untrusted``, then XML), so a policy's
+sans-serif font, every string escaped (``csro.report._html.esc``), so a policy's
 name is shown, never interpreted. Layout uses an average glyph width (``CHAR_EM``), our
 approximation: labels may sit a little loose, never on the data.
 
@@ -16,11 +16,10 @@ A plot is a ``Chart`` of panels: ``Axes`` (numeric axes, linear or log) or ``Hea
 
 from __future__ import annotations
 
-import html
 import math
 from typing import Sequence
 
-from csro.text import untrusted
+from csro.report._html import esc
 
 # The default colour cycle of matplotlib ("tab10"), so plots keep the colours readers know.
 CYCLE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
@@ -34,11 +33,6 @@ FONT = 11  # tick labels and legends; titles are 12
 GRID = "#dddddd"
 LABEL_CHARS = 32  # longer names are shortened on axes and in legends
 MISSING = "#ededed"  # a heatmap cell without a value
-
-
-def text(value: object) -> str:
-    """A string for SVG content or an attribute: invisible characters shown, XML-escaped."""
-    return html.escape(untrusted(str(value)), quote=True)
 
 
 def short(label: str, most: int = LABEL_CHARS) -> str:
@@ -98,7 +92,7 @@ def _label(x: float, y: float, content: str, size: float = FONT, anchor: str = "
     turn = f' transform="rotate(-90 {x:.1f} {y:.1f})"' if rotate else ""
     bold = f' font-weight="{weight}"' if weight else ""
     return (f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}" fill="{fill}"{bold}{turn}'
-            f' dominant-baseline="middle">{text(content)}</text>')
+            f' dominant-baseline="middle">{esc(content)}</text>')
 
 
 def _path(points: Sequence[tuple[float, float]]) -> str:
@@ -226,7 +220,7 @@ class Axes:
             for i, (name, value, fill) in enumerate(zip(names, values, colours)):
                 a, b = sorted((X(0.0), X(value)))
                 out.append(f'<rect x="{a:.1f}" y="{Y(i - 0.4):.1f}" width="{max(b - a, 0.5):.1f}" '
-                           f'height="{Y(i + 0.4) - Y(i - 0.4):.1f}" fill="{fill}"><title>{text(name)}: '
+                           f'height="{Y(i + 0.4) - Y(i - 0.4):.1f}" fill="{fill}"><title>{esc(name)}: '
                            f'{number(value)}</title></rect>')
             out.append(f'<path d="M{X(0.0):.1f},{py0:.1f}V{py0 + ph:.1f}" stroke="#666"/>')
         for s in self.series:
@@ -308,7 +302,7 @@ class Heatmap:
                 fill = colour(self.scale, (value - self.low) / span)
                 x, y = px0 + j * cw, py0 + i * ch
                 out.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{cw:.1f}" height="{ch:.1f}" fill="{fill}" '
-                           f'stroke="#fff" stroke-width="0.5"><title>{text(self.rows[i])} / {text(self.cols[j])}: '
+                           f'stroke="#fff" stroke-width="0.5"><title>{esc(self.rows[i])} / {esc(self.cols[j])}: '
                            f'{value:.4g}</title></rect>')
                 if self.annotate and (self.min_shown is None or value >= self.min_shown):
                     ink = "#fff" if luminance(fill) < 0.45 else "#000"
@@ -361,7 +355,7 @@ class Chart:
         for k, panel in enumerate(self.panels):
             body += panel.render((k % self.cols) * self.panel_width, (k // self.cols) * self.panel_height,
                                  self.panel_width, self.panel_height)
-        return (f'<svg role="img" aria-label="{text(title)}" xmlns="http://www.w3.org/2000/svg" '
+        return (f'<svg role="img" aria-label="{esc(title)}" xmlns="http://www.w3.org/2000/svg" '
                 f'width="{width:.0f}" height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}" '
-                f'font-family="DejaVu Sans, Helvetica, Arial, sans-serif"><title>{text(title)}</title>'
+                f'font-family="DejaVu Sans, Helvetica, Arial, sans-serif"><title>{esc(title)}</title>'
                 f'<rect width="100%" height="100%" fill="#fff"/>' + "".join(body) + "</svg>")
