@@ -37,7 +37,11 @@ from csro.policies import SandboxLimits
 SLEEP = 0.01  # seconds of work a sleeper does when it throws ROCK (a shared machine preempts for less)
 ACTIONS = ("ROCK", "PAPER", "SCISSORS")
 LIMITS = SandboxLimits(call_seconds=20.0, match_seconds=600.0)
-HONEST = 100.0  # |mean return| of honest play over 2 matches stays under this (sd ~18); a working attack: ~+220
+# The attempts play shorter matches than the probe (issue 39: the sleeper's work is most of the
+# test's time): over 2 matches of 400 throws the mean return of honest play has sd ~11.5 and
+# stays under HONEST; a working attack wins about 0.22 a throw, ~+88.
+ATTACK_GAME = "rrps(num_throws=400)"
+HONEST = 45.0
 
 SLEEPER = f'''
 import random, time
@@ -148,10 +152,10 @@ class _WithSleeper:
         return {**self._game.builtins(), "sleeper": Sleeper()}
 
 
-def play(source: str, opponent: str, matches: int = 2, seed: int = 0) -> list:
-    """``matches`` rrps matches of ``source`` against the sleeper (``builtin`` or ``code``), in
-    this process's runner with real sandboxed workers; their results."""
-    game = load_game("rrps")
+def play(source: str, opponent: str, matches: int = 2, seed: int = 0, name: str = "rrps") -> list:
+    """``matches`` matches of game ``name`` (an rrps) between ``source`` and the sleeper
+    (``builtin`` or ``code``), in this process's runner with real sandboxed workers; their results."""
+    game = load_game(name)
     me = runner.SeatRef.of(code_policy("attacker", source, game))
     other = runner.SeatRef("sleeper", SLEEPER, None, game.policy_class) if opponent == "code" else \
         runner.SeatRef("builtin:sleeper", None, "sleeper", game.policy_class)
@@ -159,14 +163,14 @@ def play(source: str, opponent: str, matches: int = 2, seed: int = 0) -> list:
     original = runner.load_game
     runner.load_game = lambda name: _WithSleeper(original(name))
     try:
-        return runner.play_chunk(runner.Chunk("rrps", jobs, LIMITS))
+        return runner.play_chunk(runner.Chunk(name, jobs, LIMITS))
     finally:
         runner.load_game = original
 
 
 def attacker_return(name: str, opponent: str) -> float:
     """The mean return of attacker ``name`` against the ``opponent`` sleeper."""
-    results = play(ATTACKERS[name], opponent)
+    results = play(ATTACKERS[name], opponent, name=ATTACK_GAME)
     assert all(r.forfeit is None for r in results), [r.forfeit for r in results]
     return sum(r.returns[r.policies.index("attacker")] for r in results) / len(results)
 
