@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from typing import Callable
 
 import yaml
 
@@ -115,6 +116,11 @@ def same_run(source: pathlib.Path, target: pathlib.Path, **sections) -> pathlib.
 
 def kill_after_iteration(config: pathlib.Path, directory: pathlib.Path, iteration: int = 1) -> None:
     """Start ``csro run`` and ``kill -9`` its main process once ``iteration`` is recorded."""
+    kill_once(config, directory, lambda store: any(d["iteration"] == iteration for d in store.iterations()))
+
+
+def kill_once(config: pathlib.Path, directory: pathlib.Path, recorded: Callable[[RunStore], bool]) -> None:
+    """Start ``csro run`` and ``kill -9`` its main process once ``recorded(store)`` holds."""
     proc = subprocess.Popen([sys.executable, "-m", "csro", "run", str(config), "--out", str(directory)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
@@ -122,7 +128,7 @@ def kill_after_iteration(config: pathlib.Path, directory: pathlib.Path, iteratio
         while time.monotonic() < deadline and proc.poll() is None:
             try:
                 with RunStore.open(directory) as store:
-                    if any(d["iteration"] == iteration for d in store.iterations()):
+                    if recorded(store):
                         break
             except StoreError:  # not created yet, or its schema not yet committed
                 pass

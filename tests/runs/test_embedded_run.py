@@ -5,16 +5,19 @@ from __future__ import annotations
 import pytest
 
 from csro.store import RunStore
-from run_helpers import csro, kill_after_iteration, same_run, status, write_config
+from run_helpers import csro, kill_once, same_run, status, write_config
 
 
 @pytest.mark.slow
 def test_kill_9_and_resume_of_an_embedded_run_ends_like_an_uninterrupted_one(tmp_path):
-    """Issue 26: with prefix reuse, iteration 2 of the resumed run is decoded by a fresh process
-    (a cold cache) and of the uninterrupted run after iteration 1 (a warm one); both must write
-    the same text, so the runs end equal. Tiny settings: two iterations, two short samples each,
-    decoded together (``EmbeddedProvider.complete_group``). The uninterrupted run is also the
-    suite's short real run with the embedded model: what it records is checked below."""
+    """Issue 26: with prefix reuse, the last call of iteration 2 (the grammar fallback) is
+    decoded by a fresh process in the resumed run (a cold cache) and after the iteration's
+    samples in the uninterrupted run (a warm one); both must write the same text, so the runs
+    end equal. The run is killed once that iteration's samples are recorded: the resumed run
+    takes them from its store (issue 39: decoding them again was a sixth of the test). Tiny
+    settings: two iterations, two short samples each, decoded together
+    (``EmbeddedProvider.complete_group``). The uninterrupted run is also the suite's short real
+    run with the embedded model: what it records is checked below."""
     config = {
         "game": "rrps(num_throws=100)",
         "iterations": 2,
@@ -26,7 +29,8 @@ def test_kill_9_and_resume_of_an_embedded_run_ends_like_an_uninterrupted_one(tmp
         "execution": {"processes": 2},
     }
     path = write_config(tmp_path / "c.yaml", config)
-    kill_after_iteration(path, tmp_path / "killed")
+    samples = {"2/propose/0", "2/propose/1"}
+    kill_once(path, tmp_path / "killed", lambda store: samples <= {str(q.key) for q, _ in store.llm_calls()})
     assert not status(tmp_path / "killed")["done"]
     csro("resume", tmp_path / "killed")
     done = csro("resume", same_run(tmp_path / "killed", tmp_path / "whole"))  # its secret (issue 37), played at once
@@ -42,7 +46,15 @@ def test_kill_9_and_resume_of_an_embedded_run_ends_like_an_uninterrupted_one(tmp
     whole, resumed = outcome(tmp_path / "whole"), outcome(tmp_path / "killed")
     assert resumed == whole
     assert [key for key, _ in whole["calls"]][:2] == ["1/propose/0", "1/propose/1"]
-    assert any(k.startswith("2/") for k, _ in whole["calls"])
+    assert [key for key, _ in whole["calls"]][3:] == ["2/propose/0", "2/propose/1", "2/grammar-0/0"]
+
+    def fallback_of_iteration_2(directory):
+        with RunStore.open(directory) as store:
+            return next(r for q, r in store.llm_calls() if str(q.key) == "2/grammar-0/0")
+
+    # what the comparison is about: the same text from a cold cache and from a warm one
+    assert fallback_of_iteration_2(tmp_path / "killed").tokens_cached == 0
+    assert fallback_of_iteration_2(tmp_path / "whole").tokens_cached > 0
     _the_run_records_its_calls_candidates_and_checked_policies(tmp_path / "whole", iterations=2)
 
 
