@@ -182,10 +182,11 @@ def test_samples_decoded_together_are_byte_identical_with_or_without_a_cached_pr
     decoded from the first token, after another prompt that shares most of it, and again with
     all of the prompt cached but its last, partial batch. (A request alone: the repair test.)"""
     cold, warm = cold_and_warm
-    extra = {"prefill": RULES_PREFILL, "grammar": RULES_GRAMMAR, "stop": (), "max_tokens": 60} if constrained else {}
-    group = [_asking(" Keep it short.", sample=k, seed=10 + k, **extra) for k in range(3)]
+    extra = {"prefill": RULES_PREFILL, "grammar": RULES_GRAMMAR, "stop": ()} if constrained else {}
+    group = [_asking(" Keep it short.", sample=k, seed=10 + k, max_tokens=40, **extra) for k in range(3)]
     expected = cold.complete_group(group, 300)
-    warm.complete(_asking(" Be clever.", seed=9, **extra), 300)  # shares the system and most of the user message
+    # shares the system and most of the user message; only its prompt matters
+    warm.complete(_asking(" Be clever.", seed=9, max_tokens=4, **extra), 300)
     after_other = warm.complete_group(group, 300)
     again = warm.complete_group(group, 300)
     assert all(isinstance(r, LLMReply) and r.text.strip() for r in expected), expected
@@ -196,5 +197,5 @@ def test_samples_decoded_together_are_byte_identical_with_or_without_a_cached_pr
     assert expected[0].tokens_cached == 0
     assert 0 < after_other[0].tokens_cached < again[0].tokens_cached < again[0].tokens_in
     assert after_other[0].tokens_cached % SMALL_BATCH == again[0].tokens_cached % SMALL_BATCH == 0
-    single = warm.complete(group[0], 300)  # the provider serves one request alone as before
+    single = warm.complete(dataclasses.replace(group[0], max_tokens=8), 300)  # one request alone, as before
     assert single.text.strip() and single.tokens_in == expected[0].tokens_in
