@@ -64,7 +64,7 @@ def test_evolve_run_with_the_embedded_model(tmp_path):
     rewrite, as ``diff_ratio`` draws them); short replies: the mechanics, not the programs."""
     config = small_config(tmp_path, iterations=1)
     config["llm"] = {"provider": "embedded", "model": "qwen2.5-coder-0.5b"}  # the mechanics; the small model is quicker
-    config["oracle"] = {"kind": "evolve", "max_tokens": 192, "context": {"k": 1},
+    config["oracle"] = {"kind": "evolve", "max_tokens": 128, "context": {"k": 1},
                         "evolve": {"islands": 1, "population_size": 2, "generations": 1, "diff_ratio": 0.5}}
     done = csro("run", write_config(tmp_path / "config.yaml", config), "--out", tmp_path / "run")
     assert "generation 0" in done.stderr + done.stdout
