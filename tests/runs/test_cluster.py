@@ -1,13 +1,12 @@
 """Same run (seed and secret), same tables on any layout, a real two-node Ray cluster included (issue 28).
 
 One small CSRO run (files provider, RRPS) whose policies draw from every kind of randomness
-is run with the local backend at 1 and 2 processes and two chunk sizes, on a local Ray
-instance, and twice on a cluster of two nodes started with ``ray start`` on loopback
-(``ray_cluster.Cluster``), each a copy of the first run's configuration and secret
-(``run_helpers.same_run``) resumed from its start: every stored match row (phase, policies,
-seed, returns, forfeit) must be the same. Then the cluster's second node is killed mid-run: the run completes on
-the remaining node or stops with a clear error, and ``csro resume`` ends equal to the
-uninterrupted run.
+is run with the local backend in one process and twice on a cluster of two nodes started
+with ``ray start`` on loopback (``ray_cluster.Cluster``), each a copy of the first run's
+configuration and secret (``run_helpers.same_run``) resumed from its start: every stored
+match row (phase, policies, seed, returns, forfeit) must be the same. Then the cluster's
+second node is killed mid-run: the run completes on the remaining node or stops with a clear
+error, and ``csro resume`` ends equal to the uninterrupted run (two local processes).
 """
 
 from __future__ import annotations
@@ -104,10 +103,10 @@ def _outcome(directory) -> dict:
 
 def test_every_layout_gives_the_same_match_rows(tmp_path, random_replies, cluster):
     # Ray on this node alone is test_runs.py's test_ray_backend_gives_the_local_payoff_table;
-    # any chunk size and process count, tests/evaluation/test_seed_alone.py's.
+    # any chunk size and process count, tests/evaluation/test_seed_alone.py's; two local
+    # processes against the cluster, the killed-node test's below.
     layouts = {
         "local-1": {"processes": 1},
-        "local-2-chunks-5": {"processes": 2, "chunk_matches": 5},
         "cluster": {"backend": "ray", "address": cluster.address},
         "cluster-again-chunks-7": {"backend": "ray", "address": cluster.address, "chunk_matches": 7},
     }
