@@ -28,9 +28,16 @@ def comparable(directory) -> dict:
                 "rounds": store.rounds(), "calls": [str(q.key) for q, _ in store.llm_calls()]}
 
 
-def test_a_files_run_rewrites_repairs_and_keeps_the_best(tmp_path):
-    directory = tmp_path / "run"
-    done = csro("run", files_config(tmp_path), "--out", directory)
+@pytest.fixture(scope="module")
+def files_run(tmp_path_factory):
+    """One whole run of ``files_config()``, shared (issue 39): the next test checks it, the
+    kill -9 test ends like it. Its folder and ``csro run``'s output; no test changes it."""
+    tmp_path = tmp_path_factory.mktemp("aor")
+    return tmp_path / "run", csro("run", files_config(tmp_path), "--out", tmp_path / "run")
+
+
+def test_a_files_run_rewrites_repairs_and_keeps_the_best(files_run):
+    directory, done = files_run
     assert "best controller: c1.1  success rate 1.00" in done.stdout
     assert "c1: rejected: bad_action: get_action returned a list of 3" in done.stderr
     run = comparable(directory)
@@ -59,10 +66,9 @@ def test_a_files_run_rewrites_repairs_and_keeps_the_best(tmp_path):
     assert "img-src data:" in html and "<script" not in html
 
 
-def test_kill_9_then_resume_ends_like_an_uninterrupted_run(tmp_path):
-    config = files_config(tmp_path, episodes=3)
-    whole = tmp_path / "whole"
-    csro("run", config, "--out", whole)
+def test_kill_9_then_resume_ends_like_an_uninterrupted_run(tmp_path, files_run):
+    config = files_config(tmp_path)
+    whole, _ = files_run
     directory = tmp_path / "killed"
     proc = subprocess.Popen([sys.executable, "-m", "csro", "run", str(config), "--out", str(directory)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
