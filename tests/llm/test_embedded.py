@@ -45,11 +45,11 @@ def test_the_prompt_uses_the_models_chat_template_and_ends_in_the_prefill(client
 
 @pytest.mark.slow
 def test_it_continues_a_prefilled_policy_and_counts_tokens(client):
-    reply = client.complete(_request())
+    reply = client.complete(_request(max_tokens=40))
     assert reply.ok, reply.error
     assert reply.prefill == PREFILL and reply.text.strip()
-    assert "```" not in reply.text  # stopped at the closing fence
-    assert reply.tokens_in > 50 and 0 < reply.tokens_out <= 80
+    assert "```" not in reply.text  # stopped at the closing fence (if it came)
+    assert reply.tokens_in > 50 and 0 < reply.tokens_out <= 40
     assert (reply.provider, reply.model) == ("embedded", DEFAULT_MODEL)
     # the estimate's counter (loaded model) gives llama.cpp's own prompt count
     assert client.provider.count_tokens(POLICY_PROMPT, PREFILL) == reply.tokens_in
@@ -130,7 +130,7 @@ def test_a_repair_that_quotes_the_reply_is_unchanged_by_the_cached_draft_issue_2
     # time while generating: those cells must never be reused.
     cold, warm = cold_and_warm
     draft = warm.complete(_request(), 300)
-    repair = dataclasses.replace(_request(), messages=POLICY_PROMPT + (
+    repair = dataclasses.replace(_request(max_tokens=40), messages=POLICY_PROMPT + (
         Message("assistant", draft.full_text), Message("user", "That program is not valid. Fix it.")))
     warm_reply, cold_reply = warm.complete(repair, 300), cold.complete(repair, 300)
     again = warm.complete(repair, 300)  # the same prompt: all of it cached but its last, partial batch
