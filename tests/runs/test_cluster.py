@@ -102,8 +102,8 @@ def _outcome(directory) -> dict:
 
 
 def test_every_layout_gives_the_same_match_rows(tmp_path, random_replies, cluster):
-    # Ray on this node alone is test_runs.py's test_ray_backend_gives_the_local_payoff_table;
-    # any chunk size and process count, tests/evaluation/test_seed_alone.py's; two local
+    # Ray started on this node alone is tests/evaluation/test_backends.py's (the local payoff
+    # table); any chunk size and process count, tests/evaluation/test_seed_alone.py's; two local
     # processes against the cluster, the killed-node test's below.
     layouts = {
         "local-1": {"processes": 1},

@@ -170,14 +170,3 @@ def test_unknown_game_is_refused_before_anything_is_written(tmp_path, replies):
     assert done.returncode == 2 and "unknown game 'rrpx'" in done.stderr
     assert not (tmp_path / "run").exists()
 
-
-@pytest.mark.slow
-def test_ray_backend_gives_the_local_payoff_table(tmp_path, replies):
-    local, _ = _run(tmp_path, "local", small_config(replies))
-    ray = same_run(local, tmp_path / "ray", execution={"backend": "ray"})  # the same run (its secret) on Ray
-    csro("resume", ray)
-    assert _outcome(ray) == _outcome(local)
-    with RunStore.open(local) as a, RunStore.open(ray) as b:
-        key = lambda r: (r.policies, r.seed)  # noqa: E731
-        for phase in ("meta", "oracle", "eval"):
-            assert sorted(a.matches(phase), key=key) == sorted(b.matches(phase), key=key)
