@@ -13,7 +13,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 
 def test_one_rewrite_round_with_the_embedded_model(tmp_path):
-    config = files_config(tmp_path, rounds=1, episodes=1, horizon=60, max_repairs=0, max_tokens=160,
+    config = files_config(tmp_path, rounds=1, episodes=1, horizon=60, max_repairs=0, max_tokens=96,
                           initial_controller=str(EXAMPLES / "lift.py"), llm={"provider": "embedded", "model": "qwen2.5-coder-0.5b"})
     directory = tmp_path / "run"
     done = csro("run", config, "--out", directory, timeout=280)
