@@ -46,7 +46,9 @@ def test_kill_9_and_resume_of_an_embedded_run_ends_like_an_uninterrupted_one(tmp
     whole, resumed = outcome(tmp_path / "whole"), outcome(tmp_path / "killed")
     assert resumed == whole
     assert [key for key, _ in whole["calls"]][:2] == ["1/propose/0", "1/propose/1"]
-    assert [key for key, _ in whole["calls"]][3:] == ["2/propose/0", "2/propose/1", "2/grammar-0/0"]
+    # in every run seen, the 100-token samples stopped inside the docstring the prompt asks for first
+    assert [key for key, _ in whole["calls"]][3:] == ["2/propose/0", "2/propose/1", "2/grammar-0/0"], \
+        "no fallback in iteration 2: nothing was decoded after the kill, so no cold cache was compared"
 
     def fallback_of_iteration_2(directory):
         with RunStore.open(directory) as store:
