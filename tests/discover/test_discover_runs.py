@@ -106,10 +106,10 @@ def test_bad_input_is_one_line(tmp_path):
 @pytest.mark.slow
 @pytest.mark.integration
 def test_discover_cfr_with_the_embedded_model(tmp_path):
-    """The real 0.5B model writes the mutations (short: the mechanics, not the programs);
-    fitness comes from real, sandboxed CFR runs."""
+    """A real model writes the mutations: the smallest embedded one, SmolLM2-135M (the
+    mechanics, not the programs; issue 39); fitness comes from real, sandboxed CFR runs."""
     done = csro("run", config(tmp_path, budget=2, iterations=30), "--out", tmp_path / "run",
-                "--set", "llm.model=qwen2.5-coder-0.5b", "--set", "max_tokens=128",
+                "--set", "llm.model=smollm2-135m", "--set", "max_tokens=128",
                 "--set", "evolve.islands=1", "--set", "evolve.diff_ratio=1.0")
     assert "best program" in done.stdout
     with RunStore.open(tmp_path / "run") as store:

@@ -60,10 +60,10 @@ def test_evolve_run_with_files_stores_programs_and_reports_the_search(tmp_path):
 @pytest.mark.slow
 @pytest.mark.integration
 def test_evolve_run_with_the_embedded_model(tmp_path):
-    """One PSRO iteration, one generation of two real 0.5B calls (each a diff or a grammar
+    """One PSRO iteration, one generation of two real SmolLM2-135M calls (each a diff or a grammar
     rewrite, as ``diff_ratio`` draws them); short replies: the mechanics, not the programs."""
     config = small_config(tmp_path, iterations=1)
-    config["llm"] = {"provider": "embedded", "model": "qwen2.5-coder-0.5b"}  # the mechanics; the small model is quicker
+    config["llm"] = {"provider": "embedded", "model": "smollm2-135m"}  # the mechanics: the smallest model (issue 39)
     config["oracle"] = {"kind": "evolve", "max_tokens": 128, "context": {"k": 1},
                         "evolve": {"islands": 1, "population_size": 2, "generations": 1, "diff_ratio": 0.5}}
     done = csro("run", write_config(tmp_path / "config.yaml", config), "--out", tmp_path / "run")

@@ -1,5 +1,6 @@
-"""One short real AOR round with the embedded model (llama.cpp, Qwen2.5-Coder-0.5B): one LLM
-call with a small budget; whatever the small model writes is checked in the sandbox first."""
+"""One short real AOR round with an embedded model (llama.cpp, SmolLM2-135M, the smallest: the
+mechanics, not the controller; issue 39): one LLM call with a small budget; whatever the
+model writes is checked in the sandbox first."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 def test_one_rewrite_round_with_the_embedded_model(tmp_path):
     config = files_config(tmp_path, rounds=1, episodes=1, horizon=60, max_repairs=0, max_tokens=96,
-                          initial_controller=str(EXAMPLES / "lift.py"), llm={"provider": "embedded", "model": "qwen2.5-coder-0.5b"})
+                          initial_controller=str(EXAMPLES / "lift.py"), llm={"provider": "embedded", "model": "smollm2-135m"})
     directory = tmp_path / "run"
     done = csro("run", config, "--out", directory, timeout=280)
     assert "report: " in done.stdout
