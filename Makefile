@@ -43,7 +43,8 @@ test: install
 	$(PYTEST)
 
 # Every package of src/csro, without the real model, the cluster, the browser, the robot and
-# the other user: a loop of under three minutes (2 min 33 s on a fresh clone, 2 cores).
+# the other user: a loop of about three minutes (2 min 33 s and 3 min 04 s on fresh clones, 2 cores,
+# at hours when the same machine ran the whole suite 17 min 25 s and 17 min 32 s).
 test-fast: install
 	$(PYTEST) -m "not slow"
 
