@@ -90,7 +90,6 @@ def test_names_from_a_run_are_text_never_markup():
     assert '&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;' in svg
 
 
-
 def test_long_names_are_shortened_on_axes_and_whole_in_hover_titles():
     name = "file:/home/someone/experiments/policies/frequency_counter_v2.py"
     assert short("p0") == "p0" and len(short(name)) == 32 and short(name).endswith("counter_v2.py")
