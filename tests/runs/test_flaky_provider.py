@@ -89,7 +89,9 @@ def test_a_burst_of_rate_limits_and_every_fault_change_nothing(kind, tmp_path, r
     assert s["llm"]["retried"] > 0 and s["llm"]["waited_s"] > 1.0  # the 2 s burst, at least
     assert "waiting for " in done.stderr and ", retry in " in done.stderr  # the live line, as a log line
     shown = " ".join(csro("status", tmp_path / "run").stdout.split())  # Rich wraps at 80 columns where the numbers fall
-    assert f"{s['llm']['calls']} calls retried" in shown and "s waiting for the provider" in shown
+    # the count the store holds: not always every call, since the server fails "whichever requests
+    # come", and a call that arrives when the faults before a reply are spent goes through at once
+    assert f"{s['llm']['retried']} calls retried" in shown and "s waiting for the provider" in shown
     assert "calls retried (a flaky provider)" in (tmp_path / "run" / "report.html").read_text()
 
 
