@@ -1,4 +1,5 @@
-"""The embedded provider with the real default model (Qwen2.5-Coder-1.5B-Instruct via llama.cpp)."""
+"""The embedded provider with the real default model (Qwen2.5-Coder-1.5B-Instruct via llama.cpp);
+the exactness of prefix reuse with SmolLM2-135M, model sampling with Qwen2.5-Coder-0.5B."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ POLICY_PROMPT = (Message("system", "You are an expert Python programmer."),
 pytestmark = [pytest.mark.slow, pytest.mark.integration]  # every test here uses the real model file
 
 PREFILL = "```python\nclass Agent:\n    def act(self, history):\n"
-EXACTNESS_MODEL = "qwen2.5-coder-0.5b"  # reuse's exactness is the engine's, not the weights': the quicker model
+EXACTNESS_MODEL = "smollm2-135m"  # reuse's exactness is the engine's, not the weights': the quickest model
+SAMPLING_MODEL = "qwen2.5-coder-0.5b"  # the quicker model with published sampling settings
 
 
 @pytest.fixture(scope="module")
@@ -74,10 +76,10 @@ def test_a_grammar_constrains_the_completion(client):
 @pytest.mark.slow
 def test_model_sampling_samples_with_the_models_published_settings(client):
     # the quicker model: the settings are applied by the provider, whichever weights it holds
-    tuned = LLMClient(make_provider(LLMConfig(provider="embedded", model=EXACTNESS_MODEL, threads=1,
+    tuned = LLMClient(make_provider(LLMConfig(provider="embedded", model=SAMPLING_MODEL, threads=1,
                                               model_sampling=True)))
     try:
-        assert tuned.provider.sampling == MODELS[EXACTNESS_MODEL].sampling is not None
+        assert tuned.provider.sampling == MODELS[SAMPLING_MODEL].sampling is not None
         assert client.provider.sampling is None  # llama.cpp's defaults unless asked
         first, again = tuned.complete(_request(0, max_tokens=24)), tuned.complete(_request(0, max_tokens=24))
         assert first.ok and first.text.strip() and first.text == again.text
