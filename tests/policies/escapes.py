@@ -314,7 +314,7 @@ class World:
             return out
         bashrc = os.path.join(self.home, ".bashrc")
         return {"ww": tree(self.ww), "homedir": tree(self.homedir), "home": sorted(os.listdir(self.home)),
-                "shm": _lasting_entries("/dev/shm"),
+                "shm": _lasting_entries("/dev/shm", getattr(self, "before", {}).get("shm")),
                 "bashrc": open(bashrc).read() if os.path.exists(bashrc) else None,
                 "victim": open(self.victim).read(), "key": open(self.key).read(),
                 "python": meta(os.__file__)}
@@ -353,16 +353,18 @@ class World:
         shutil.rmtree(self.home, ignore_errors=True)
 
 
-def _lasting_entries(directory: str) -> list[str]:
-    """The names in ``directory`` that are there in two listings 20 ms apart. ``/dev/shm`` is the
-    host's: beside the suite's other worker, Python's multiprocessing creates named semaphores
-    there and unlinks them at once (``sem.*``, seen in the fast loop); a trace an attempt left
-    in it is still there when its worker is gone."""
+def _lasting_entries(directory: str, before: list[str] | None) -> list[str]:
+    """The names in ``directory`` that are there in two listings 20 ms apart (one listing when
+    it is ``before``). ``/dev/shm`` is the host's: beside the suite's other worker, Python's
+    multiprocessing creates named semaphores there and unlinks them at once (``sem.*``, seen
+    in the fast loop); a trace an attempt left in it is still there when its worker is gone."""
     if not os.path.isdir(directory):
         return []
-    first = set(os.listdir(directory))
+    first = sorted(os.listdir(directory))
+    if first == before:
+        return first
     time.sleep(0.02)
-    return sorted(first & set(os.listdir(directory)))
+    return sorted(set(first) & set(os.listdir(directory)))
 
 
 def source(body: str, names: dict) -> str:
