@@ -43,8 +43,9 @@ test: install
 	$(PYTEST)
 
 # Every package of src/csro, without the real model, the cluster, the browser, the robot and
-# the other user: a loop of about three minutes (2 min 33 s and 3 min 04 s on fresh clones, 2 cores,
-# at hours when the same machine ran the whole suite 17 min 25 s and 17 min 32 s).
+# the other user: a loop of one and a half to three minutes on 2 cores (fresh clones: 1 min 25 s
+# on a machine that ran the whole suite in 7 min 35 s, 2 min 33 s and 3 min 04 s on one that ran
+# it in 17 min 25 s and 17 min 32 s).
 test-fast: install
 	$(PYTEST) -m "not slow"
 
