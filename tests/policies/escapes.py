@@ -276,6 +276,7 @@ class World:
         udp.setblocking(False)
         self.udp = udp
         os.environ["CSRO_ESCAPE_SECRET"] = SECRET
+        self.before: dict = {}
         self.before = self._snapshot()
 
     @staticmethod
@@ -314,7 +315,7 @@ class World:
             return out
         bashrc = os.path.join(self.home, ".bashrc")
         return {"ww": tree(self.ww), "homedir": tree(self.homedir), "home": sorted(os.listdir(self.home)),
-                "shm": _lasting_entries("/dev/shm", getattr(self, "before", {}).get("shm")),
+                "shm": _lasting_entries("/dev/shm", self.before.get("shm")),
                 "bashrc": open(bashrc).read() if os.path.exists(bashrc) else None,
                 "victim": open(self.victim).read(), "key": open(self.key).read(),
                 "python": meta(os.__file__)}
