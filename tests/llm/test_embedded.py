@@ -91,7 +91,6 @@ SMALL_BATCH = 16  # so that the test prompts span several whole batches; the con
 RULES_PREFILL, RULES_GRAMMAR = grammar_for(load_game("rrps"))  # the rule grammar of make demo's rewrites
 
 
-
 @pytest.fixture(scope="module")
 def cold_and_warm():
     """Two providers over the same weights: one that evaluates every prompt from its first
