@@ -76,6 +76,13 @@ def test_overrides_parse_values_as_yaml_and_do_not_touch_the_input():
         apply_overrides({"game": "rrps"}, ["game.name=x"])
 
 
+def test_the_sandbox_section_gives_the_workers_its_limits():
+    config = parse_config(apply_overrides({}, ["sandbox.isolate_matches=true", "sandbox.memory_mb=512"]))
+    limits = config.sandbox.limits()
+    assert limits.isolate_matches and limits.memory_mb == 512
+    assert not RunConfig().sandbox.limits().isolate_matches
+
+
 def test_unreadable_and_non_mapping_files(tmp_path):
     with pytest.raises(ConfigError, match="config file not found"):
         load_config(tmp_path / "missing.yaml")

@@ -256,6 +256,9 @@ class SandboxConfig(Section):
     allow_missing: list[Literal["namespaces", "landlock", "seccomp"]] = Field(
         [], description="kernel layers untrusted code may run without where this machine lacks them "
                         "(default none: it does not run; `csro sandbox check` shows what the machine gives)")
+    isolate_matches: bool = Field(False, description="a worker process per match, so that no policy carries what it "
+                                  "saw from one match to another (several times the CPU of batched matches: "
+                                  "docs/sandbox.md)")
 
     def limits(self) -> SandboxLimits:
         """The worker limits this section sets."""
@@ -263,7 +266,7 @@ class SandboxConfig(Section):
 
         return SandboxLimits(memory_mb=self.memory_mb, cpu_seconds=self.cpu_seconds,
                              call_seconds=self.call_seconds, match_seconds=self.match_seconds,
-                             allow_missing=tuple(self.allow_missing))
+                             allow_missing=tuple(self.allow_missing), isolate_matches=self.isolate_matches)
 
 
 class RunConfig(RunRoot):

@@ -8,6 +8,7 @@ the RoShamBo bots. Real sandboxed workers, real OpenSpiel bots.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import threading
 
 import pytest
@@ -17,7 +18,7 @@ from csro.errors import CsroError
 from csro.evaluation import resolve
 from csro.evaluation.backends import play_on_node
 from csro.evaluation.policy_ref import code_policy
-from csro.evaluation.runner import plan_chunks, run_chunks
+from csro.evaluation.runner import ISOLATED_CHUNK_TARGET, plan_chunks, run_chunks
 from csro.games import load_game
 from csro.policies import Call, PolicyWorker, SandboxLimits
 
@@ -96,6 +97,16 @@ def test_same_rows_for_any_chunk_size_and_process_count(rrps):
     assert _rows(plans[2], 1) == reference
     assert _rows(plans[1][::-1], 1) == reference
     assert len({r[2] for r in reference}) > 3  # the returns vary: the randomness is there
+
+
+def test_a_worker_per_match_plays_the_same_rows(rrps):
+    """``isolate_matches`` changes which process hosts an instance, not what it plays: the
+    same rows as the batched worker, self-play included, in chunks of a few matches."""
+    policy = code_policy("everywhere", RANDOM_EVERYWHERE, rrps)
+    pairs = [(policy, resolve("builtin:randbot", rrps)), (policy, resolve("builtin:random", rrps)), (policy, policy)]
+    isolated = plan_chunks(rrps.name, 2, pairs, 4, 5, dataclasses.replace(LIMITS, isolate_matches=True), None, 2)
+    assert max(len(c.jobs) for c in isolated) <= ISOLATED_CHUNK_TARGET
+    assert _rows(isolated, 2) == _rows(plan_chunks(rrps.name, 2, pairs, 4, 5, LIMITS, None, 2), 2)
 
 
 def test_a_thread_drawing_from_c_random_does_not_move_the_bots(rrps):

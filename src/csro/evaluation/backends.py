@@ -35,8 +35,9 @@ class Backend(abc.ABC):
     """Plays chunks and returns their match results in chunk order (as ``run_chunks``).
 
     ``chunk_matches`` is how many matches a runner process should play together at most
-    (None: the runner's ``CHUNK_TARGET``) and ``parallelism`` how many chunks it plays at
-    once; callers plan their chunks with both. Speed only: results do not depend on them."""
+    (None: the runner's ``CHUNK_TARGET``, ``ISOLATED_CHUNK_TARGET`` with isolated matches) and
+    ``parallelism`` how many chunks it plays at once; callers plan their chunks with both.
+    Speed only: results do not depend on them."""
 
     chunk_matches: int | None = None
 

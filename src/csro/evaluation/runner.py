@@ -19,7 +19,11 @@ seed nor another seat's. Each chunk starts fresh sandbox workers for the code po
 needs, and within a worker each instance (one seat of one match) has random streams of its
 own (``csro.policies._streams``) and a fresh copy of the policy module wherever state could
 pass through it (``csro.policies._sharing``), so neither module globals nor ``random`` are
-shared between matches; the chunk layout is therefore free to follow speed.
+shared between matches; the chunk layout is therefore free to follow speed. What the worker
+does not separate is what an instance reaches on purpose (a standard module's attributes,
+``builtins``): with ``SandboxLimits.isolate_matches`` each match's instances get a worker of
+their own, so nothing of one match is in the process of another (issue 37 item 3(b); off by
+default for its cost, docs/sandbox.md).
 
 The time between a policy's calls is the one input of the referee a policy can read besides
 its calls (a clock needs no system call). Within a round the workers get their calls before
@@ -86,6 +90,9 @@ class Chunk:
 
 CHUNK_TARGET = 256  # matches per chunk at most, by default: amortises a worker start and round trips
 MIN_CHUNK = 8  # matches per chunk at least, where a policy has that many: a worker start is ~45 ms
+# With ``SandboxLimits.isolate_matches`` a chunk runs a worker per match at once: small chunks
+# keep the processes alive in a runner (and their memory) few, and no start is shared.
+ISOLATED_CHUNK_TARGET = 8
 
 
 def plan_chunks(game_name: str, num_players: int, pairs: Sequence[tuple[PolicySpec, PolicySpec]],
@@ -98,7 +105,8 @@ def plan_chunks(game_name: str, num_players: int, pairs: Sequence[tuple[PolicySp
     against all of its opponents). Each policy's matches are cut into equal chunks of at
     most ``target`` (default ``CHUNK_TARGET``) matches, their number a multiple of
     ``parallel`` (the processes that will play them; default the CPU count) so that every
-    process has as much to do, but no chunk under ``MIN_CHUNK`` matches. The layout is a
+    process has as much to do, but no chunk under ``MIN_CHUNK`` matches; where
+    ``limits.isolate_matches``, at most ``ISOLATED_CHUNK_TARGET`` and no least. The layout is a
     matter of speed only: a match's result does not depend on it (issue 28).
 
     Two-player games alternate seats (the policy is seat 0 in even matches); in
@@ -111,7 +119,7 @@ def plan_chunks(game_name: str, num_players: int, pairs: Sequence[tuple[PolicySp
             seats = tuple(SeatRef.of(policy if s == focal else opponent) for s in range(num_players))
             jobs_of.setdefault(policy.name, []).append(MatchJob(seats, derive_seed(seed, policy.name, opponent.name, m)))
     return [Chunk(game_name, part, limits) for name in sorted(jobs_of)
-            for part in _cut(jobs_of[name], target, parallel)]
+            for part in _cut(jobs_of[name], limits, target, parallel)]
 
 
 def plan_profiles(game_name: str, profiles: Sequence[Sequence[PolicySpec]], matches: int, seed: int,
@@ -125,16 +133,19 @@ def plan_profiles(game_name: str, profiles: Sequence[Sequence[PolicySpec]], matc
     """
     jobs = [MatchJob(tuple(SeatRef.of(s) for s in profile), derive_seed(seed, *(s.name for s in profile), m))
             for profile in profiles for m in range(matches)]
-    return [Chunk(game_name, part, limits) for part in _cut(jobs, target, parallel)]
+    return [Chunk(game_name, part, limits) for part in _cut(jobs, limits, target, parallel)]
 
 
-def _cut(jobs: list[MatchJob], target: int | None, parallel: int | None) -> list[tuple[MatchJob, ...]]:
+def _cut(jobs: list[MatchJob], limits: SandboxLimits, target: int | None,
+         parallel: int | None) -> list[tuple[MatchJob, ...]]:
     """``jobs`` in consecutive parts of equal size (within one): at most ``target`` each, as
-    many as a multiple of ``parallel``, none under ``MIN_CHUNK`` where there are that many."""
+    many as a multiple of ``parallel``, none under ``MIN_CHUNK`` where there are that many
+    (a worker start is shared by a chunk's matches unless ``limits.isolate_matches``)."""
     parallel = parallel or os.cpu_count() or 1
-    size = target or CHUNK_TARGET
+    isolated = limits.isolate_matches
+    size = target or (ISOLATED_CHUNK_TARGET if isolated else CHUNK_TARGET)
     parts = parallel * -(-len(jobs) // (parallel * size))
-    parts = max(1, min(parts, len(jobs) // MIN_CHUNK))
+    parts = max(1, min(parts, len(jobs) // (1 if isolated else MIN_CHUNK)))
     step, extra = divmod(len(jobs), parts)
     bounds = [0]
     for i in range(parts):
@@ -252,7 +263,8 @@ def play_chunk(chunk: Chunk, observer: Observer | None = None) -> list[MatchResu
     builtins = game.builtins()
     matches = [game.new_match(job.seed) for job in chunk.jobs]
     forfeits: list[tuple[int, str, str] | None] = [None] * len(matches)
-    workers: dict[str, PolicyWorker] = {}
+    # one worker per policy name, or per (name, match) where matches are isolated (issue 37 3(b))
+    workers: dict[tuple[str, int], PolicyWorker] = {}
     start_failure: dict[str, Forfeit] = {}
     seats: list[list[_Seat]] = []
     match_seconds = chunk.limits.match_seconds
@@ -327,18 +339,19 @@ def play_chunk(chunk: Chunk, observer: Observer | None = None) -> list[MatchResu
                 if ref.builtin is not None:
                     row.append(_Seat(builtin=builtins[ref.builtin].instance(s, derive_seed(job.seed, s))))
                     continue
-                if ref.name not in workers and ref.name not in start_failure:
+                key = (ref.name, m if chunk.limits.isolate_matches else -1)
+                if key not in workers and ref.name not in start_failure:
                     worker = PolicyWorker(ref.source, ref.class_name, chunk.limits,
                                           seed=derive_seed(ref.name, ref.source) % 2**32)
                     failure = worker.start()
                     if failure is None:
-                        workers[ref.name] = worker
+                        workers[key] = worker
                     else:
                         worker.close()
                         start_failure[ref.name] = failure
                 if ref.name in start_failure:
                     lose(m, s, start_failure[ref.name])
-                row.append(_Seat(worker=workers.get(ref.name), instance=m * len(job.seats) + s, match=m))
+                row.append(_Seat(worker=workers.get(key), instance=m * len(job.seats) + s, match=m))
             seats.append(row)
         _construct(chunk.jobs, seats, forfeits, lose)
         n = len(matches)

@@ -77,6 +77,10 @@ class SandboxLimits:
       max_frame_bytes: the largest reply frame accepted from a worker.
       allow_missing: kernel layers ("namespaces", "landlock", "seccomp") the user allows to
         be missing; any other layer that cannot be applied stops the worker (fail closed).
+      isolate_matches: a worker process per match (issue 37 item 3(b)): no instance of a
+        policy shares a process with an instance of another match, so none can carry what it
+        saw to another match. Off by default: it costs a worker start per match and a round
+        trip per match and round instead of one per batch (docs/sandbox.md has the figures).
     """
 
     memory_mb: int = 1024
@@ -87,6 +91,7 @@ class SandboxLimits:
     output_bytes: int = 64_000
     max_frame_bytes: int = 4_000_000
     allow_missing: tuple[str, ...] = ()
+    isolate_matches: bool = False
 
 
 class Call(NamedTuple):
