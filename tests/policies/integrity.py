@@ -246,24 +246,35 @@ class Agent(Predictor):
 '''),
 ]
 
-# Instances of different matches pooling what they know (issue 37 item 3(b), not built yet): the
-# instances of a policy in one chunk share its worker, so a module they all import carries state
-# from one match to the next. Each attempt loses every throw to builtin:rockbot unless an
-# instance of an earlier match left a mark, and then wins every throw: isolated matches give
-# -1000, pooled ones up to +1000 * (POOLED - 1) / POOLED (+750 with POOLED = 8 matches).
+# Instances of different matches pooling what they know (issue 37 item 3(b)): in the default,
+# batched mode the instances of a policy in one chunk share its worker, so anything they all
+# import carries state from one match to the next; with ``--isolate-matches`` each match has a
+# worker of its own. Each attempt loses every throw to builtin:rockbot unless an instance of an
+# earlier match left a mark, and then wins every throw: isolated matches give -1000, pooled
+# ones up to +1000 * (POOLED - 1) / POOLED (+750 with POOLED = 8 matches).
 POOLED = 8
-POOLING = {"pool_in_a_standard_module": "string", "pool_in_builtins": "builtins"}  # name: the module
+POOLING = {  # name: (the module imported, where the mark is kept)
+    "pool_in_a_standard_module": ("string", "string"),
+    "pool_in_builtins": ("builtins", "builtins"),
+    "pool_in_a_standard_class": ("collections", "collections.Counter"),
+    "pool_in_an_extension_module": ("math", "math"),
+}
 
 
-def pooling_source(module: str) -> str:
-    """A policy that keeps a list in ``module``, which every instance of its worker imports."""
+def pooling_source(module: str, holder: str) -> str:
+    """A policy that keeps a list as an attribute of ``holder``, which every instance of its
+    worker reaches by importing ``module``."""
     return f'''
 import {module}
 
 class Agent:
     def __init__(self):
-        pool = {module}.__dict__.setdefault("_pool", [])
-        self.first, _ = not pool, pool.append(1)
+        pool = getattr({holder}, "_pool", None)
+        if pool is None:
+            pool = []
+            setattr({holder}, "_pool", pool)
+        self.first = not pool
+        pool.append(1)
 
     def act(self, observation):
         return "SCISSORS" if self.first else "PAPER"

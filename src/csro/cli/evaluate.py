@@ -43,12 +43,16 @@ def eval_cmd(
     seed: Optional[int] = typer.Option(None, "--seed", help="Run seed; the same seed gives the same returns "
                                        "(default: one drawn at random and shown, which no policy can guess)."),
     processes: Optional[int] = typer.Option(None, "--processes", help="Runner processes (default: the cores)."),
+    isolate_matches: bool = typer.Option(False, "--isolate-matches", help="A worker process per match, so that no "
+                                         "policy carries what it saw from one match to another (several times the "
+                                         "CPU: docs/sandbox.md)."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
 ) -> None:
     """Evaluate policies against a population: PopReturn, PopExpl, AggScore with 95% CIs."""
     from csro.evaluation import evaluate as run_evaluation
     from csro.evaluation import resolve, unique_names
     from csro.games import load_game
+    from csro.policies import SandboxLimits
 
     g = load_game(game)
     if matches < 1:
@@ -63,7 +67,7 @@ def eval_cmd(
     opponent_specs = unique_names([resolve(o, g) for o in opponent_refs])
     with progress_bar(f"{g.name}: matches") as update:
         result = run_evaluation(g, specs, opponent_specs, matches=matches, seed=seed, processes=processes,
-                                progress=update)
+                                limits=SandboxLimits(isolate_matches=isolate_matches), progress=update)
     entries = []
     for spec, score in zip(specs, result.scores):
         entry = score.to_dict()
@@ -72,11 +76,12 @@ def eval_cmd(
         entries.append(untrusted(entry))  # a policy's text (its forfeits' details) is data
     if json_out:
         print(json.dumps({"game": g.name, "matches_per_cell": matches, "seed": result.seed,
-                          "opponents": [o.name for o in opponent_specs], "results": entries}))
+                          "isolate_matches": isolate_matches, "opponents": [o.name for o in opponent_specs],
+                          "results": entries}))
         return
     table = Table("policy", "PopReturn", "PopExpl", "AggScore", "worst opponent", "matches", "forfeits",
                   title=f"{g.name}: {len(opponent_specs)} opponents × {matches} matches (±95% CI), "
-                        f"seed {result.seed}")
+                        f"seed {result.seed}" + (", a worker per match" if isolate_matches else ""))
     for e in untrusted(entries, markup=True):
         ci = e["ci95"]
         forfeits = ", ".join(f"{k}: {v}" for k, v in e["forfeits"].items()) or "-"
