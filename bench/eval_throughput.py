@@ -35,6 +35,7 @@ from csro.evaluation import evaluate, resolve
 from csro.evaluation.backends import Backend, LocalBackend, RayBackend
 from csro.evaluation.runner import derive_seed
 from csro.games import load_game
+from csro.policies import SandboxLimits
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 ACTIONS = ("ROCK", "PAPER", "SCISSORS")
@@ -92,13 +93,13 @@ def leduc_reference(source: str, matches: int) -> tuple[float, float, int]:
 
 
 def csro_run(game_name: str, policy_path: str, matches: int, processes: int | None,
-             backend: Backend | None) -> tuple[float, float]:
+             backend: Backend | None, isolate: bool) -> tuple[float, float]:
     game = load_game(game_name)
     spec = resolve(policy_path, game)
     population = ["builtin:cfr_plus"] if game_name == "leduc" else game.population()
     opponents = [resolve(ref, game) for ref in population]
     start = time.perf_counter()
-    result = evaluate(game, [spec], opponents, matches=matches, seed=0,
+    result = evaluate(game, [spec], opponents, matches=matches, seed=0, limits=SandboxLimits(isolate_matches=isolate),
                       processes=None if backend is not None else processes, backend=backend)
     return time.perf_counter() - start, result.scores[0].pop_return
 
@@ -120,6 +121,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="alternating runs of both")
     parser.add_argument("--chunk-matches", type=int, default=None,
                         help="matches a runner process plays together (default: the runner's)")
+    parser.add_argument("--isolate-matches", action="store_true",
+                        help="csro with a worker process per match (SandboxLimits.isolate_matches)")
     args = parser.parse_args()
     if args.backend == "ray" and args.processes is not None:
         parser.error("--processes is for the local backend; give --ray-cpus to Ray")
@@ -132,13 +135,14 @@ def main() -> None:
         backend = LocalBackend(args.processes, args.chunk_matches) if args.chunk_matches else None
     where = f"ray ({args.ray_cpus} CPUs)" if args.backend == "ray" else f"{args.processes or 'cores'} processes"
     where += f", chunks of at most {args.chunk_matches} matches" if args.chunk_matches else ""
+    where += ", a worker per match" if args.isolate_matches else ""
     refs, runs, cpu = [], [], []
     try:
         for i in range(args.repeat):
             c0 = cpu_seconds()
             ref_s, ref_ret, n = reference(source, args.matches)
             c1 = cpu_seconds()
-            csro_s, csro_ret = csro_run(args.game, policy, args.matches, args.processes, backend)
+            csro_s, csro_ret = csro_run(args.game, policy, args.matches, args.processes, backend, args.isolate_matches)
             cpu.append((c1 - c0, cpu_seconds() - c1))
             refs.append(ref_s)
             runs.append(csro_s)
