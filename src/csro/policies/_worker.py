@@ -118,8 +118,8 @@ def _setup(cfg):
     _limit(resource.RLIMIT_CORE, 0)
     _limit(resource.RLIMIT_FSIZE, 0)
     _limit(resource.RLIMIT_NOFILE, 64)
-    try:  # headroom for reading and compiling the policy, or the limit is unusable
-        bytearray(16 * 1024 * 1024)
+    try:  # headroom for reading and compiling the policy, or the limit is unusable (address
+        bytes(16 * 1024 * 1024)  # space only: calloc maps fresh zero pages, nothing is touched)
     except MemoryError:
         raise RuntimeError("memory_mb=%d leaves no room to run a policy" % cfg["memory_mb"])
     sys.dont_write_bytecode = True
