@@ -139,3 +139,33 @@ def test_hostile_policies_forfeit_in_a_real_evaluation_and_the_good_one_complete
     assert result.table.forfeits("good") == {}
     assert result.table.count("good", "builtin:rotatebot") == 1
     assert result.scores[-1].pop_return > -1000
+
+
+# Half of its instances (by their own seeded stream) end the worker at their first throw.
+EXIT_IN_SOME_MATCHES = """
+import random
+import sys
+
+class Agent:
+    def __init__(self):
+        self.leave = random.random() < 0.5
+
+    def act(self, observation):
+        if self.leave:
+            sys.exit(3)
+        return 'PAPER'
+"""
+
+
+def test_with_a_worker_per_match_a_crash_forfeits_its_own_match_only(rrps):
+    policy = code_policy("leaver", EXIT_IN_SOME_MATCHES, rrps)
+    pairs = [(policy, resolve("builtin:rockbot", rrps))]
+
+    def outcomes(limits):  # per match: "crash", or the leaver's return
+        rows = run_chunks(plan_chunks(rrps.name, 2, pairs, 8, 2, limits, None, 1), processes=1)
+        return [r.forfeit[1] if r.forfeit else r.returns[r.policies.index("leaver")] for r in rows]
+
+    shared = outcomes(FAST)
+    isolated = outcomes(SandboxLimits(call_seconds=5.0, match_seconds=30.0, isolate_matches=True))
+    assert set(shared) == {"crash"}  # one worker for the 8 matches: the first exit ends them all
+    assert set(isolated) == {"crash", 1000.0}  # the others beat rockbot at every throw
