@@ -141,7 +141,7 @@ def test_hostile_policies_forfeit_in_a_real_evaluation_and_the_good_one_complete
     assert result.scores[-1].pop_return > -1000
 
 
-# Half of its instances (by their own seeded stream) end the worker at their first throw.
+# About half of its instances (by their own seeded streams) end the worker at their first throw.
 EXIT_IN_SOME_MATCHES = """
 import random
 import sys
