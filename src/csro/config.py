@@ -257,8 +257,8 @@ class SandboxConfig(Section):
         [], description="kernel layers untrusted code may run without where this machine lacks them "
                         "(default none: it does not run; `csro sandbox check` shows what the machine gives)")
     isolate_matches: bool = Field(False, description="a worker process per match, so that no policy carries what it "
-                                  "saw from one match to another (several times the CPU of batched matches: "
-                                  "docs/sandbox.md)")
+                                  "saw from one match to another (about ten times the CPU of batched RRPS "
+                                  "matches: docs/sandbox.md)")
 
     def limits(self) -> SandboxLimits:
         """The worker limits this section sets."""

@@ -44,8 +44,8 @@ def eval_cmd(
                                        "(default: one drawn at random and shown, which no policy can guess)."),
     processes: Optional[int] = typer.Option(None, "--processes", help="Runner processes (default: the cores)."),
     isolate_matches: bool = typer.Option(False, "--isolate-matches", help="A worker process per match, so that no "
-                                         "policy carries what it saw from one match to another (several times the "
-                                         "CPU: docs/sandbox.md)."),
+                                         "policy carries what it saw from one match to another (about ten times "
+                                         "the CPU: docs/sandbox.md)."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
 ) -> None:
     """Evaluate policies against a population: PopReturn, PopExpl, AggScore with 95% CIs."""
